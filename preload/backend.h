@@ -1,0 +1,59 @@
+/* backend: the table of operations that each allocator backend provides, and
+ * the entry points of the three backends. The only place that names them. */
+#ifndef MALLOCSHIM_BACKEND_H
+#define MALLOCSHIM_BACKEND_H
+
+#include <malloc.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "conf.h"
+
+#pragma GCC visibility push(hidden)
+
+/* What the dispatcher calls. Every pointer is set. The shim checks arguments
+ * (overflow, alignment) before calling, so that all backends behave alike:
+ *   aligned:    align is a power of two >= sizeof(void *);
+ *   free_sized: p != NULL and size is what was asked when p was allocated;
+ *   usable:     p != NULL and p came from this backend.
+ * Synchronization: each table is filled by the initializing thread before it
+ * is published (dispatch.c) and is read-only after that. */
+struct backend_ops {
+    const char *name;
+    void *(*malloc)(size_t size);
+    void (*free)(void *p);
+    void (*free_sized)(void *p, size_t size);
+    void *(*calloc)(size_t n, size_t size);
+    void *(*realloc)(void *p, size_t size);
+    void *(*aligned)(size_t align, size_t size);
+    size_t (*usable)(void *p);
+    int (*mallopt)(int param, int value);
+    struct mallinfo2 (*mallinfo2)(void);
+    int (*trim)(size_t pad);
+    void (*stats)(void);
+    int (*info)(int options, FILE *fp);
+    /* Writes the backend's version ("2.36", "5.3.0-0-g…") into buf. */
+    void (*version)(char *buf, size_t len);
+};
+
+/* Each backend's start: applies the backend's part of *c and, on success,
+ * returns 0 and sets *ops. Otherwise returns an errno value and writes one
+ * line of explanation into err (ENOTSUP when it is not built in). Called once,
+ * by the initializing thread, while re-entrant allocations are served from
+ * the bootstrap buffer. backend_glibc_start never fails. */
+int backend_glibc_start(const struct conf *c, const struct backend_ops **ops,
+                        char *err, size_t errlen);
+int backend_jemalloc_start(const struct conf *c, const struct backend_ops **ops,
+                           char *err, size_t errlen);
+int backend_tcmalloc_start(const struct conf *c, const struct backend_ops **ops,
+                           char *err, size_t errlen);
+
+/* Writes a malloc_info(3)-style XML document with the given numbers, for
+ * backends that have no malloc_info of their own. Returns 0, or EINVAL
+ * when options != 0, as glibc does. */
+int backend_info_xml(FILE *fp, int options, const char *backend, const char *version,
+                     const char *const *names, const unsigned long long *values, size_t n);
+
+#pragma GCC visibility pop
+
+#endif

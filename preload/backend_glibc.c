@@ -1,0 +1,130 @@
+/* backend_glibc: glibc's malloc through its own entry points (__libc_malloc
+ * and friends), with the arena count and tuning knobs applied at start. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <gnu/libc-version.h>
+#include <malloc.h>
+#include <string.h>
+
+#include "backend.h"
+#include "fmt.h"
+#include "log.h"
+
+/* glibc exports these under GLIBC_2.2.5 for exactly this purpose; they reach
+ * glibc's allocator whoever else defines malloc. */
+extern void *__libc_malloc(size_t);
+extern void __libc_free(void *);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern int __libc_mallopt(int, int);
+
+static void glibc_free_sized(void *p, size_t n)
+{
+    __libc_free(p);
+}
+
+/* Functions with no __libc_ alias, looked up in libc.so.6 itself: dlsym on
+ * RTLD_NEXT could find another preloaded allocator's copy first. */
+static size_t (*libc_usable)(void *);
+static struct mallinfo2 (*libc_mallinfo2)(void);
+static int (*libc_trim)(size_t);
+static void (*libc_stats)(void);
+static int (*libc_info)(int, FILE *);
+
+static size_t glibc_usable(void *p)
+{
+    return libc_usable ? libc_usable(p) : 0;
+}
+
+static struct mallinfo2 glibc_mallinfo2(void)
+{
+    struct mallinfo2 m;
+    if (libc_mallinfo2)
+        return libc_mallinfo2();
+    memset(&m, 0, sizeof m);
+    return m;
+}
+
+static int glibc_trim(size_t pad)
+{
+    return libc_trim ? libc_trim(pad) : 0;
+}
+
+static void glibc_stats(void)
+{
+    if (libc_stats)
+        libc_stats();
+}
+
+static int glibc_info(int options, FILE *fp)
+{
+    if (libc_info)
+        return libc_info(options, fp);
+    return ENOSYS;
+}
+
+static void glibc_version(char *buf, size_t len)
+{
+    fmt_buf(buf, len, "%s", gnu_get_libc_version());
+}
+
+static struct backend_ops glibc_ops = {
+    .name = "glibc",
+    .malloc = __libc_malloc,
+    .free = __libc_free,
+    .free_sized = glibc_free_sized,
+    .calloc = __libc_calloc,
+    .realloc = __libc_realloc,
+    .aligned = __libc_memalign,
+    .usable = glibc_usable,
+    .mallopt = __libc_mallopt,
+    .mallinfo2 = glibc_mallinfo2,
+    .trim = glibc_trim,
+    .stats = glibc_stats,
+    .info = glibc_info,
+    .version = glibc_version,
+};
+
+static void *libc_sym(void *h, const char *name, const char *version)
+{
+    void *f = h ? dlsym(h, name) : NULL;
+    if (!f)
+        f = dlvsym(RTLD_NEXT, name, version);
+    return f;
+}
+
+static void set_knob(int param, const char *name, long value)
+{
+    if (value == CONF_UNSET)
+        return;
+    if (__libc_mallopt(param, (int)value) != 1)
+        log_msg("glibc rejected %s:%ld (ignored)", name, value);
+}
+
+int backend_glibc_start(const struct conf *c, const struct backend_ops **ops,
+                        char *err, size_t errlen)
+{
+    void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+
+    libc_usable = (size_t (*)(void *))libc_sym(h, "malloc_usable_size", "GLIBC_2.2.5");
+    libc_mallinfo2 = (struct mallinfo2 (*)(void))libc_sym(h, "mallinfo2", "GLIBC_2.33");
+    libc_trim = (int (*)(size_t))libc_sym(h, "malloc_trim", "GLIBC_2.2.5");
+    libc_stats = (void (*)(void))libc_sym(h, "malloc_stats", "GLIBC_2.2.5");
+    libc_info = (int (*)(int, FILE *))libc_sym(h, "malloc_info", "GLIBC_2.10");
+    if (!libc_usable)
+        log_msg("glibc's malloc_usable_size not found; it will answer 0");
+
+    if (c->backend == CONF_BACKEND_GLIBC) {
+        /* Before any thread exists, so M_ARENA_MAX bounds every arena. */
+        set_knob(M_ARENA_MAX, "arenas", c->arenas > 0 ? c->arenas : CONF_UNSET);
+        set_knob(M_ARENA_TEST, "arena_test", c->arena_test);
+        set_knob(M_TRIM_THRESHOLD, "trim_threshold", c->trim_threshold);
+        set_knob(M_MMAP_THRESHOLD, "mmap_threshold", c->mmap_threshold);
+        set_knob(M_TOP_PAD, "top_pad", c->top_pad);
+    }
+    *ops = &glibc_ops;
+    return 0;
+}

@@ -1,0 +1,173 @@
+/* backend_jemalloc: a private copy of Debian's jemalloc, linked in from its
+ * PIC archive with every exported symbol renamed msje_* (preload/je-rename.txt)
+ * and its constructor removed, so that it starts only when chosen. */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "backend.h"
+#include "fmt.h"
+#include "log.h"
+
+#ifdef HAVE_JEMALLOC
+
+void *msje_malloc(size_t);
+void msje_free(void *);
+void msje_sdallocx(void *, size_t, int);
+void *msje_calloc(size_t, size_t);
+void *msje_realloc(void *, size_t);
+void *msje_aligned_alloc(size_t, size_t);
+size_t msje_malloc_usable_size(void *);
+int msje_mallctl(const char *, void *, size_t *, void *, size_t);
+void msje_malloc_stats_print(void (*)(void *, const char *), void *, const char *);
+
+/* jemalloc reads its compiled-in options from this (weak in its archive;
+ * this definition wins). Set once before jemalloc's first call. */
+const char *msje_malloc_conf;
+static char je_conf[CONF_JEMALLOC_MAX + 32];
+
+static void je_free_sized(void *p, size_t n)
+{
+    msje_sdallocx(p, n, 0);
+}
+
+static int je_mallopt(int param, int value)
+{
+    return 1;  /* jemalloc has no mallopt; accept and ignore, as glibc's would */
+}
+
+static unsigned long long je_stat(const char *name)
+{
+    size_t v = 0, len = sizeof v;
+    if (msje_mallctl(name, &v, &len, NULL, 0) != 0)
+        return 0;
+    return v;
+}
+
+static void je_refresh(void)
+{
+    uint64_t epoch = 1;
+    size_t len = sizeof epoch;
+    msje_mallctl("epoch", &epoch, &len, &epoch, len);
+}
+
+/* mallinfo2 in jemalloc's terms: arena = mapped, uordblks = allocated,
+ * fordblks = mapped - allocated, hblkhd = retained (virtual, not resident). */
+static struct mallinfo2 je_mallinfo2(void)
+{
+    struct mallinfo2 m;
+    memset(&m, 0, sizeof m);
+    je_refresh();
+    m.arena = je_stat("stats.mapped");
+    m.uordblks = je_stat("stats.allocated");
+    m.fordblks = m.arena > m.uordblks ? m.arena - m.uordblks : 0;
+    m.hblkhd = je_stat("stats.retained");
+    return m;
+}
+
+static int je_trim(size_t pad)
+{
+    /* MALLCTL_ARENAS_ALL is 4096 */
+    return msje_mallctl("arena.4096.purge", NULL, NULL, NULL, 0) == 0;
+}
+
+static void je_stats(void)
+{
+    msje_malloc_stats_print(NULL, NULL, NULL);
+}
+
+static void je_version(char *buf, size_t len)
+{
+    const char *v = "?";
+    size_t sz = sizeof v;
+    msje_mallctl("version", &v, &sz, NULL, 0);
+    fmt_buf(buf, len, "%s", v);
+}
+
+static int je_info(int options, FILE *fp)
+{
+    static const char *const names[] = { "allocated", "active", "metadata", "resident",
+                                         "mapped", "retained" };
+    unsigned long long v[6];
+    char version[96];
+    char name[32];
+
+    je_refresh();
+    for (int i = 0; i < 6; i++) {
+        fmt_buf(name, sizeof name, "stats.%s", names[i]);
+        v[i] = je_stat(name);
+    }
+    je_version(version, sizeof version);
+    return backend_info_xml(fp, options, "jemalloc", version, names, v, 6);
+}
+
+static const struct backend_ops je_ops = {
+    .name = "jemalloc",
+    .malloc = msje_malloc,
+    .free = msje_free,
+    .free_sized = je_free_sized,
+    .calloc = msje_calloc,
+    .realloc = msje_realloc,
+    .aligned = msje_aligned_alloc,
+    .usable = msje_malloc_usable_size,
+    .mallopt = je_mallopt,
+    .mallinfo2 = je_mallinfo2,
+    .trim = je_trim,
+    .stats = je_stats,
+    .info = je_info,
+    .version = je_version,
+};
+
+/* True when the malloc_conf text already sets `key`. */
+static int has_key(const char *text, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *p = text; *p;) {
+        if (strncmp(p, key, kl) == 0 && p[kl] == ':')
+            return 1;
+        p = strchr(p, ',');
+        if (!p)
+            break;
+        p++;
+    }
+    return 0;
+}
+
+int backend_jemalloc_start(const struct conf *c, const struct backend_ops **ops,
+                           char *err, size_t errlen)
+{
+    const char *v = NULL;
+    size_t sz = sizeof v;
+    int rc;
+
+    /* The generic arena count maps to narenas unless jemalloc.narenas says
+     * otherwise. */
+    if (c->arenas > 0 && !has_key(c->jemalloc_conf, "narenas"))
+        fmt_buf(je_conf, sizeof je_conf, "narenas:%ld%s%s", c->arenas,
+                c->jemalloc_conf[0] ? "," : "", c->jemalloc_conf);
+    else
+        fmt_buf(je_conf, sizeof je_conf, "%s", c->jemalloc_conf);
+    msje_malloc_conf = je_conf[0] ? je_conf : NULL;
+
+    /* The first mallctl runs jemalloc's initialisation. */
+    rc = msje_mallctl("version", &v, &sz, NULL, 0);
+    if (rc != 0) {
+        fmt_buf(err, errlen, "jemalloc failed to initialise (error %d)", rc);
+        return rc;
+    }
+    *ops = &je_ops;
+    return 0;
+}
+
+#else /* !HAVE_JEMALLOC */
+
+int backend_jemalloc_start(const struct conf *c, const struct backend_ops **ops,
+                           char *err, size_t errlen)
+{
+    fmt_buf(err, errlen, "jemalloc is not built into this libmallocshim.so "
+                         "(configured --without-jemalloc, or libjemalloc-dev was missing)");
+    return ENOTSUP;
+}
+
+#endif

@@ -1,0 +1,136 @@
+/* backend_tcmalloc: gperftools' tcmalloc, dlopen'ed with RTLD_LOCAL so that
+ * nothing it exports (malloc, operator new, mmap, sbrk) enters the global
+ * scope; it is reached only through its tc_* entry points. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+
+#include "backend.h"
+#include "fmt.h"
+#include "log.h"
+
+#ifdef HAVE_TCMALLOC
+
+static int (*tc_get_property)(const char *, size_t *);
+static int (*tc_set_property)(const char *, size_t);
+static void (*tc_release)(void);
+static const char *(*tc_version_fn)(int *, int *, const char **);
+
+/* Filled from the library by backend_tcmalloc_start, read-only after. */
+static struct backend_ops tc_ops = { .name = "tcmalloc" };
+
+static unsigned long long tc_prop(const char *name)
+{
+    size_t v = 0;
+    if (!tc_get_property || !tc_get_property(name, &v))
+        return 0;
+    return v;
+}
+
+/* mallinfo2 in tcmalloc's terms: arena = generic.heap_size, uordblks =
+ * generic.current_allocated_bytes, fordblks = tcmalloc.pageheap_free_bytes,
+ * hblkhd = tcmalloc.pageheap_unmapped_bytes. */
+static struct mallinfo2 tc_mallinfo2(void)
+{
+    struct mallinfo2 m;
+    memset(&m, 0, sizeof m);
+    m.arena = tc_prop("generic.heap_size");
+    m.uordblks = tc_prop("generic.current_allocated_bytes");
+    m.fordblks = tc_prop("tcmalloc.pageheap_free_bytes");
+    m.hblkhd = tc_prop("tcmalloc.pageheap_unmapped_bytes");
+    return m;
+}
+
+static int tc_trim(size_t pad)
+{
+    tc_release();
+    return 1;
+}
+
+static void tc_version(char *buf, size_t len)
+{
+    const char *v = tc_version_fn ? tc_version_fn(NULL, NULL, NULL) : NULL;
+    fmt_buf(buf, len, "%s", v ? v : "?");
+}
+
+static int tc_info(int options, FILE *fp)
+{
+    static const char *const names[] = {
+        "generic.current_allocated_bytes", "generic.heap_size",
+        "tcmalloc.pageheap_free_bytes", "tcmalloc.pageheap_unmapped_bytes",
+    };
+    unsigned long long v[4];
+    char version[64];
+
+    for (int i = 0; i < 4; i++)
+        v[i] = tc_prop(names[i]);
+    tc_version(version, sizeof version);
+    return backend_info_xml(fp, options, "tcmalloc", version, names, v, 4);
+}
+
+struct sym {
+    const char *name;
+    void **slot;
+};
+
+int backend_tcmalloc_start(const struct conf *c, const struct backend_ops **ops,
+                           char *err, size_t errlen)
+{
+    const char *lib = c->tcmalloc_lib[0] ? c->tcmalloc_lib : TCMALLOC_SONAME;
+    const struct sym syms[] = {
+        { "tc_malloc", (void **)&tc_ops.malloc },
+        { "tc_free", (void **)&tc_ops.free },
+        { "tc_free_sized", (void **)&tc_ops.free_sized },
+        { "tc_calloc", (void **)&tc_ops.calloc },
+        { "tc_realloc", (void **)&tc_ops.realloc },
+        { "tc_memalign", (void **)&tc_ops.aligned },
+        { "tc_malloc_size", (void **)&tc_ops.usable },
+        { "tc_mallopt", (void **)&tc_ops.mallopt },
+        { "tc_malloc_stats", (void **)&tc_ops.stats },
+        { "tc_version", (void **)&tc_version_fn },
+        { "MallocExtension_GetNumericProperty", (void **)&tc_get_property },
+        { "MallocExtension_SetNumericProperty", (void **)&tc_set_property },
+        { "MallocExtension_ReleaseFreeMemory", (void **)&tc_release },
+    };
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+
+    if (!h) {
+        const char *why = dlerror();
+        fmt_buf(err, errlen, "cannot load %s: %s", lib, why ? why : "unknown error");
+        return ENOENT;
+    }
+    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+        *syms[i].slot = dlsym(h, syms[i].name);
+        if (!*syms[i].slot) {
+            fmt_buf(err, errlen, "%s has no %s; is it gperftools' tcmalloc?", lib, syms[i].name);
+            /* Not dlclose'd: its constructors ran, and may have left blocks
+             * or thread-exit hooks that point into it. */
+            return ENOENT;
+        }
+    }
+    tc_ops.mallinfo2 = tc_mallinfo2;
+    tc_ops.trim = tc_trim;
+    tc_ops.info = tc_info;
+    tc_ops.version = tc_version;
+
+    for (unsigned i = 0; i < c->n_tc_props; i++)
+        if (!tc_set_property(c->tc_props[i].name, (size_t)c->tc_props[i].value))
+            log_msg("tcmalloc rejected %s:%lld (ignored)", c->tc_props[i].name,
+                    c->tc_props[i].value);
+    *ops = &tc_ops;
+    return 0;
+}
+
+#else /* !HAVE_TCMALLOC */
+
+int backend_tcmalloc_start(const struct conf *c, const struct backend_ops **ops,
+                           char *err, size_t errlen)
+{
+    fmt_buf(err, errlen, "tcmalloc is not built into this libmallocshim.so "
+                         "(configured --without-tcmalloc, or libgoogle-perftools-dev was missing)");
+    return ENOTSUP;
+}
+
+#endif

@@ -1,0 +1,68 @@
+/* dispatch: the one path every allocation takes, from an interposed entry
+ * point to the backend chosen at start. Inline, so that the C entry points
+ * (shim.c) and the C++ ones (cxx.c) share it at no cost. */
+#ifndef MALLOCSHIM_DISPATCH_H
+#define MALLOCSHIM_DISPATCH_H
+
+#include <stddef.h>
+
+#include "backend.h"
+#include "boot.h"
+
+#pragma GCC visibility push(hidden)
+
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* The active table. It starts as the bootstrap table, whose functions start
+ * the backend on first use, and is switched once to the backend's table.
+ * Synchronization: stored once with release by the initializing thread,
+ * loaded with acquire (a plain load on x86-64) by every call. */
+extern const struct backend_ops *dispatch_ops;
+
+static inline const struct backend_ops *dispatch(void)
+{
+    return __atomic_load_n(&dispatch_ops, __ATOMIC_ACQUIRE);
+}
+
+/* Starts the backend if nobody has; idempotent. Returns 0 when a backend is
+ * serving, EBUSY while another thread (or this one, re-entrantly) is still
+ * starting it. */
+int dispatch_init(void);
+
+/* The configuration in force. Precondition: dispatch_init() returned 0. */
+const struct conf *dispatch_conf(void);
+
+/* The system page size, known after init (4096 before). */
+extern size_t dispatch_pagesize;
+
+static inline void *dispatch_malloc(size_t n)
+{
+    return dispatch()->malloc(n);
+}
+
+static inline void dispatch_free(void *p)
+{
+    if (unlikely(boot_owns(p)))
+        return;
+    dispatch()->free(p);
+}
+
+static inline void dispatch_free_sized(void *p, size_t n)
+{
+    if (unlikely(p == NULL || boot_owns(p)))
+        return;
+    dispatch()->free_sized(p, n);
+}
+
+/* Precondition: align is a power of two. */
+static inline void *dispatch_aligned(size_t align, size_t n)
+{
+    if (align < sizeof(void *))
+        align = sizeof(void *);
+    return dispatch()->aligned(align, n);
+}
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,10 @@
+#!/bin/sh
+# fork.sh: fork() while three threads allocate and free; every child
+# allocates, starts a thread and exits 0, under each backend.
+. "$TOP_SRCDIR/t/lib.sh"
+
+for b in $(backends); do
+    check timeout 120 env MALLOCSHIM_CONF="backend:$b" LD_PRELOAD="$SHIM" "$T/forkload" 100
+    ok $? "$b: 100 forks under load, no deadlock in the child"
+done
+done_testing

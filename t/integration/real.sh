@@ -1,0 +1,82 @@
+#!/bin/sh
+# real.sh: real programs give the same output with the shim as without it,
+# under each backend: python3, bash, sort (with threads) and the C++
+# compiler proper (cc1plus).
+. "$TOP_SRCDIR/t/lib.sh"
+
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
+export PYTHONHASHSEED=0
+
+cat >"$TMP/alloc.py" <<'PYEOF'
+import hashlib, json
+d = {}
+for i in range(200000):
+    d["k%d" % i] = [i, str(i) * (i % 7), {"x": i % 13}]
+for i in range(0, 200000, 3):
+    del d["k%d" % i]
+blob = json.dumps(d, sort_keys=True)
+parts = sorted(blob[i:i + 97] for i in range(0, len(blob), 97))
+print(len(d), len(blob), hashlib.sha256("".join(parts).encode()).hexdigest())
+PYEOF
+
+cat >"$TMP/work.sh" <<'SHEOF'
+declare -A h
+s=""
+for i in $(seq 1 20000); do
+    h[k$i]=$((i * i % 9973))
+    s="$s$((i % 10))"
+done
+n=0
+for k in "${!h[@]}"; do n=$((n + h[$k])); done
+echo "${#h[@]} $n ${#s} $(printf '%s' "$s" | md5sum | cut -c1-12)"
+SHEOF
+
+awk 'BEGIN { x = 12345; for (i = 0; i < 400000; i++) {
+        x = (x * 1103515245 + 12345) % 2147483648;
+        printf "%08x line %d %s\n", x, x % 100000, substr("abcdefghijklmnop", 1 + x % 16) } }' \
+    >"$TMP/lines.txt"
+
+cat >"$TMP/prog.cc" <<'CCEOF'
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+std::map<std::string, std::vector<int>> index_words(const std::vector<std::string> &w)
+{
+    std::map<std::string, std::vector<int>> m;
+    std::regex re("[a-z]+");
+    for (int i = 0; i < (int)w.size(); i++)
+        if (std::regex_match(w[i], re))
+            m[w[i]].push_back(i);
+    return m;
+}
+CCEOF
+
+run_all() {  # run_all PREFIX-COMMAND...: every workload, outputs into $TMP/$tag.*
+    tag=$1
+    shift
+    "$@" "$PY" "$TMP/alloc.py" >"$TMP/$tag.py" 2>"$TMP/$tag.py.err"
+    "$@" bash "$TMP/work.sh" >"$TMP/$tag.bash" 2>"$TMP/$tag.bash.err"
+    "$@" sort -S 64M --parallel=2 -k3,3n -k1,1 "$TMP/lines.txt" | md5sum >"$TMP/$tag.sort"
+    "$@" ${CXX:-g++} -O1 -S -o - "$TMP/prog.cc" 2>"$TMP/$tag.cc.err" | md5sum >"$TMP/$tag.cc"
+}
+
+run_all bare env
+for w in py bash sort cc; do
+    [ -s "$TMP/bare.$w" ] || echo "# bare run of $w produced nothing" >&2
+done
+for b in $(backends); do
+    run_all "$b" env MALLOCSHIM_CONF="backend:$b,verbose:1" LD_PRELOAD="$SHIM"
+    grep -q "backend $b " "$TMP/$b.py.err"
+    ok $? "$b: python3 ran under $b"
+    cmp -s "$TMP/bare.py" "$TMP/$b.py"
+    ok $? "$b: python3 allocation-heavy script, same output ($(cat "$TMP/$b.py" | cut -c1-40))"
+    cmp -s "$TMP/bare.bash" "$TMP/$b.bash"
+    ok $? "$b: bash script with arrays and strings, same output"
+    cmp -s "$TMP/bare.sort" "$TMP/$b.sort"
+    ok $? "$b: sort of 400000 lines with 2 threads, same output"
+    cmp -s "$TMP/bare.cc" "$TMP/$b.cc" && grep -q "backend $b " "$TMP/$b.cc.err"
+    ok $? "$b: g++ (cc1plus, a C++ program) compiles to the same assembly"
+done
+done_testing

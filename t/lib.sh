@@ -1,0 +1,66 @@
+# lib.sh: TAP helpers for the shell tests. Sourced; expects SHIM, T,
+# TOP_BUILDDIR, HAVE_JEMALLOC and HAVE_TCMALLOC from `make check`.
+set -u
+
+: "${SHIM:?run me through make check}"
+tap_n=0
+tap_failed=0
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/mallocshim-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+# An empty config file, so that the host's /etc/mallocshim.conf never leaks in.
+: >"$TMP/empty.conf"
+export MALLOCSHIM_CONF_FILE="$TMP/empty.conf"
+unset MALLOCSHIM_CONF
+
+ok() {  # ok CONDITION-EXIT-STATUS DESCRIPTION
+    tap_n=$((tap_n + 1))
+    if [ "$1" -eq 0 ]; then
+        echo "ok $tap_n - $2"
+    else
+        echo "not ok $tap_n - $2"
+        tap_failed=$((tap_failed + 1))
+    fi
+}
+
+skip() {  # skip DESCRIPTION REASON
+    tap_n=$((tap_n + 1))
+    echo "ok $tap_n - $1 # SKIP $2"
+}
+
+diag() {
+    sed 's/^/# /' "$@" >&2
+}
+
+done_testing() {
+    echo "1..$tap_n"
+    [ "$tap_failed" -eq 0 ]
+}
+
+# The backends this build offers.
+backends() {
+    echo glibc
+    [ "$HAVE_JEMALLOC" = yes ] && echo jemalloc
+    [ "$HAVE_TCMALLOC" = yes ] && echo tcmalloc
+    return 0
+}
+
+# shim BACKEND CMD...: run CMD with the shim on BACKEND (and any extra
+# pairs in EXTRA_CONF).
+shim() {
+    b=$1
+    shift
+    MALLOCSHIM_CONF="backend:$b${EXTRA_CONF:+,$EXTRA_CONF}" LD_PRELOAD="$SHIM" "$@"
+}
+
+# check CMD... : run CMD, keeping its output in $TMP/out and $TMP/err; on
+# failure, show them as TAP diagnostics. Returns CMD's status.
+check() {
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        echo "# command failed ($rc): $*" >&2
+        diag "$TMP/err" </dev/null
+        tail -n 5 "$TMP/out" | sed 's/^/# out: /' >&2
+    fi
+    return $rc
+}

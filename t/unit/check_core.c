@@ -1,0 +1,340 @@
+/* Unit tests of src/: the formatter and the config parser and loader. */
+#include "config.h"
+
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "fmt.h"
+
+/* ---- fmt ---- */
+
+START_TEST(fmt_basic)
+{
+    char b[64];
+    ck_assert_uint_eq(fmt_buf(b, sizeof b, "%s=%d,%u,%ld,%zu,%x,%%,%c", "k", -42, 7u, -1L,
+                              (size_t)123456789012ULL, 255u, 'z'), strlen(b));
+    ck_assert_str_eq(b, "k=-42,7,-1,123456789012,ff,%,z");
+    fmt_buf(b, sizeof b, "%lld %llu", (long long)-9223372036854775807LL - 1, 18446744073709551615ULL);
+    ck_assert_str_eq(b, "-9223372036854775808 18446744073709551615");
+    fmt_buf(b, sizeof b, "%s", (const char *)NULL);
+    ck_assert_str_eq(b, "(null)");
+}
+END_TEST
+
+START_TEST(fmt_truncates)
+{
+    char b[8];
+    size_t n = fmt_buf(b, sizeof b, "%s", "abcdefghijkl");
+    ck_assert_uint_eq(n, 7);
+    ck_assert_str_eq(b, "abcdefg");
+    ck_assert_uint_eq(fmt_buf(b, 1, "xyz"), 0);
+    ck_assert_str_eq(b, "");
+}
+END_TEST
+
+/* ---- conf ---- */
+
+struct warns {
+    int n;
+    char last[512];
+};
+
+static void collect(void *ctx, const char *msg)
+{
+    struct warns *w = ctx;
+    w->n++;
+    snprintf(w->last, sizeof w->last, "%s", msg);
+}
+
+static int parse(struct conf *c, const char *s, struct warns *w)
+{
+    memset(w, 0, sizeof *w);
+    return conf_parse(c, s, strlen(s), "TEST", collect, w);
+}
+
+START_TEST(conf_defaults_are_glibc)
+{
+    struct conf c;
+    conf_defaults(&c);
+    ck_assert_int_eq(c.backend, CONF_BACKEND_GLIBC);
+    ck_assert_int_eq(c.arenas, 0);
+    ck_assert_int_eq(c.trim_threshold, CONF_UNSET);
+    ck_assert_int_eq(c.verbose, 0);
+    ck_assert_str_eq(c.jemalloc_conf, "");
+    ck_assert_uint_eq(c.set_mask, 0);
+}
+END_TEST
+
+START_TEST(conf_pairs)
+{
+    struct conf c;
+    struct warns w;
+    conf_defaults(&c);
+    ck_assert_int_eq(parse(&c, "backend:jemalloc,arenas:4, verbose = on ,trim_threshold:128k,"
+                               "mmap_threshold=1M,top_pad:0,arena_test:8", &w), 0);
+    ck_assert_int_eq(c.backend, CONF_BACKEND_JEMALLOC);
+    ck_assert_int_eq(c.arenas, 4);
+    ck_assert_int_eq(c.verbose, 1);
+    ck_assert_int_eq(c.trim_threshold, 128 * 1024);
+    ck_assert_int_eq(c.mmap_threshold, 1024 * 1024);
+    ck_assert_int_eq(c.top_pad, 0);
+    ck_assert_int_eq(c.arena_test, 8);
+    ck_assert_int_eq(w.n, 0);
+}
+END_TEST
+
+START_TEST(conf_file_syntax)
+{
+    struct conf c;
+    struct warns w;
+    const char *text =
+        "# mallocshim.conf\n"
+        "\n"
+        "backend = tcmalloc   # trailing comment\n"
+        "  arenas:2\r\n"
+        "tcmalloc.max_total_thread_cache_bytes = 64m\n"
+        "verbose: yes";                       /* no final newline */
+    conf_defaults(&c);
+    ck_assert_int_eq(parse(&c, text, &w), 0);
+    ck_assert_int_eq(c.backend, CONF_BACKEND_TCMALLOC);
+    ck_assert_int_eq(c.arenas, 2);
+    ck_assert_int_eq(c.verbose, 1);
+    ck_assert_uint_eq(c.n_tc_props, 1);
+    ck_assert_str_eq(c.tc_props[0].name, "tcmalloc.max_total_thread_cache_bytes");
+    ck_assert_int_eq(c.tc_props[0].value, 64LL << 20);
+}
+END_TEST
+
+START_TEST(conf_bad_input_keeps_defaults)
+{
+    struct conf c;
+    struct warns w;
+    conf_defaults(&c);
+    ck_assert_int_eq(parse(&c, "nosuchkey:1", &w), 1);
+    ck_assert_ptr_nonnull(strstr(w.last, "unknown key 'nosuchkey'"));
+    ck_assert_int_eq(parse(&c, "backend:ptmalloc", &w), 1);
+    ck_assert_ptr_nonnull(strstr(w.last, "unknown backend 'ptmalloc'"));
+    ck_assert_int_eq(c.backend, CONF_BACKEND_GLIBC);
+    ck_assert_int_eq(parse(&c, "arenas:-1", &w), 1);
+    ck_assert_int_eq(parse(&c, "arenas:4097", &w), 1);
+    ck_assert_int_eq(parse(&c, "arenas:4x", &w), 1);
+    ck_assert_int_eq(parse(&c, "arenas:", &w), 1);
+    ck_assert_int_eq(parse(&c, "arenas:99999999999999999999999", &w), 1);
+    ck_assert_int_eq(parse(&c, "trim_threshold:1t", &w), 1);
+    ck_assert_int_eq(parse(&c, "mmap_threshold:64m", &w), 1);
+    ck_assert_int_eq(parse(&c, "verbose:maybe", &w), 1);
+    ck_assert_ptr_nonnull(strstr(w.last, "bad value 'maybe' for 'verbose'"));
+    ck_assert_int_eq(parse(&c, "justakey", &w), 1);
+    ck_assert_ptr_nonnull(strstr(w.last, "not a key:value pair"));
+    ck_assert_int_eq(c.arenas, 0);
+    ck_assert_int_eq(c.trim_threshold, CONF_UNSET);
+    ck_assert_int_eq(c.mmap_threshold, CONF_UNSET);
+    ck_assert_int_eq(c.verbose, 0);
+    ck_assert_uint_eq(c.set_mask, 0);
+    /* Several problems: one line each, good pairs still applied. */
+    ck_assert_int_eq(parse(&c, "a:1,arenas:3,b:2", &w), 2);
+    ck_assert_int_eq(w.n, 2);
+    ck_assert_int_eq(c.arenas, 3);
+}
+END_TEST
+
+START_TEST(conf_line_numbers_and_control_chars)
+{
+    struct conf c;
+    struct warns w;
+    conf_defaults(&c);
+    ck_assert_int_eq(parse(&c, "arenas:1\n\nbogus\x01:2\n", &w), 1);
+    ck_assert_str_eq(w.last, "TEST:3: unknown key 'bogus?' (ignored)");
+}
+END_TEST
+
+START_TEST(conf_jemalloc_passthrough)
+{
+    struct conf c;
+    struct warns w;
+    char big[700];
+    conf_defaults(&c);
+    ck_assert_int_eq(parse(&c, "jemalloc.narenas:3,jemalloc.dirty_decay_ms:1000", &w), 0);
+    ck_assert_str_eq(c.jemalloc_conf, "narenas:3,dirty_decay_ms:1000");
+    ck_assert_int_eq(parse(&c, "jemalloc.bad name:1", &w), 1);
+    ck_assert_int_eq(parse(&c, "jemalloc.x:has space", &w), 1);
+    ck_assert_int_eq(parse(&c, "jemalloc.:1", &w), 1);
+    ck_assert_str_eq(c.jemalloc_conf, "narenas:3,dirty_decay_ms:1000");
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    memcpy(big, "jemalloc.x:", 11);
+    ck_assert_int_eq(parse(&c, big, &w), 1);
+    ck_assert_ptr_nonnull(strstr(w.last, "too many jemalloc options"));
+}
+END_TEST
+
+START_TEST(conf_tcmalloc_props)
+{
+    struct conf c;
+    struct warns w;
+    char s[64];
+    conf_defaults(&c);
+    ck_assert_int_eq(parse(&c, "tcmalloc.a:1,tcmalloc.a:2", &w), 0);
+    ck_assert_uint_eq(c.n_tc_props, 1);
+    ck_assert_int_eq(c.tc_props[0].value, 2);
+    ck_assert_int_eq(parse(&c, "tcmalloc.b:-5", &w), 1);
+    for (int i = 0; i < CONF_TC_PROPS_MAX; i++) {
+        snprintf(s, sizeof s, "tcmalloc.p%d:%d", i, i);
+        parse(&c, s, &w);
+    }
+    ck_assert_uint_eq(c.n_tc_props, CONF_TC_PROPS_MAX);
+    ck_assert_int_eq(w.n, 1);
+    ck_assert_ptr_nonnull(strstr(w.last, "too many tcmalloc properties"));
+}
+END_TEST
+
+START_TEST(conf_format_roundtrip)
+{
+    struct conf c, d;
+    struct warns w;
+    char text[1024], again[1024];
+    conf_defaults(&c);
+    parse(&c, "backend:jemalloc,arenas:4,verbose:1,jemalloc.dirty_decay_ms:5,"
+              "tcmalloc.x:7,tcmalloc_lib:/opt/libtc.so", &w);
+    conf_format(&c, text, sizeof text);
+    ck_assert_str_eq(text, "backend:jemalloc,arenas:4,verbose:1,tcmalloc_lib:/opt/libtc.so,"
+                           "jemalloc.dirty_decay_ms:5,tcmalloc.x:7");
+    conf_defaults(&d);
+    ck_assert_int_eq(parse(&d, text, &w), 0);
+    conf_format(&d, again, sizeof again);
+    ck_assert_str_eq(text, again);
+    conf_format(&d, again, 10);
+    ck_assert_str_eq(again, "backend:j");
+}
+END_TEST
+
+static char tmpfile_path[64];
+
+static const char *write_tmp(const char *text)
+{
+    int fd;
+    strcpy(tmpfile_path, "/tmp/mallocshim-conf-XXXXXX");
+    fd = mkstemp(tmpfile_path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return tmpfile_path;
+}
+
+START_TEST(conf_load_env_wins_over_file)
+{
+    struct conf c;
+    struct warns w = { 0 };
+    const char *f = write_tmp("backend=jemalloc\narenas=2\nverbose=1\n");
+    ck_assert_int_eq(conf_load(&c, "arenas:8", f, "/nonexistent", 0, collect, &w), 0);
+    ck_assert_int_eq(c.backend, CONF_BACKEND_JEMALLOC);
+    ck_assert_int_eq(c.arenas, 8);
+    ck_assert_int_eq(c.verbose, 1);
+    /* The default file is used when MALLOCSHIM_CONF_FILE is unset. */
+    ck_assert_int_eq(conf_load(&c, NULL, NULL, f, 0, collect, &w), 0);
+    ck_assert_int_eq(c.arenas, 2);
+    unlink(f);
+}
+END_TEST
+
+START_TEST(conf_load_missing_files)
+{
+    struct conf c;
+    struct warns w = { 0 };
+    /* A missing default file is normal; a missing named file is a problem. */
+    ck_assert_int_eq(conf_load(&c, NULL, NULL, "/nonexistent/mallocshim.conf", 0, collect, &w), 0);
+    ck_assert_int_eq(conf_load(&c, NULL, "/nonexistent/x.conf", NULL, 0, collect, &w), 1);
+    ck_assert_str_eq(w.last, "/nonexistent/x.conf: cannot open config file: No such file or directory");
+    ck_assert_int_eq(c.backend, CONF_BACKEND_GLIBC);
+}
+END_TEST
+
+START_TEST(conf_load_secure_ignores_env)
+{
+    struct conf c;
+    struct warns w = { 0 };
+    const char *f = write_tmp("arenas=2\n");
+    const char *g = strdup(f);
+    f = write_tmp("arenas=3\n");
+    ck_assert_int_eq(conf_load(&c, "backend:jemalloc", g, f, 1, collect, &w), 1);
+    ck_assert_ptr_nonnull(strstr(w.last, "ignored"));
+    ck_assert_int_eq(c.backend, CONF_BACKEND_GLIBC);
+    ck_assert_int_eq(c.arenas, 3);   /* the default file still applies */
+    unlink(f);
+    unlink(g);
+    free((void *)g);
+}
+END_TEST
+
+START_TEST(conf_load_line_numbers_and_size_limit)
+{
+    struct conf c;
+    struct warns w = { 0 };
+    const char *f = write_tmp("verbose=1\nfrobnicate=2\n");
+    char *big = malloc(CONF_FILE_MAX + 2);
+    char want[128];
+    ck_assert_int_eq(conf_load(&c, NULL, f, NULL, 0, collect, &w), 1);
+    snprintf(want, sizeof want, "%s:2: unknown key 'frobnicate' (ignored)", f);
+    ck_assert_str_eq(w.last, want);
+    unlink(f);
+    memset(big, '#', CONF_FILE_MAX + 1);
+    big[CONF_FILE_MAX + 1] = '\0';
+    f = write_tmp(big);
+    ck_assert_int_eq(conf_load(&c, NULL, f, NULL, 0, collect, &w), 1);
+    ck_assert_ptr_nonnull(strstr(w.last, "larger than"));
+    unlink(f);
+    free(big);
+}
+END_TEST
+
+START_TEST(conf_backend_names)
+{
+    int b = -1;
+    ck_assert_int_eq(conf_backend_parse("tcmalloc", 8, &b), 0);
+    ck_assert_int_eq(b, CONF_BACKEND_TCMALLOC);
+    ck_assert_int_ne(conf_backend_parse("tcmallocx", 9, &b), 0);
+    ck_assert_int_ne(conf_backend_parse("tcmall", 6, &b), 0);
+    ck_assert_str_eq(conf_backend_name(CONF_BACKEND_JEMALLOC), "jemalloc");
+    ck_assert_str_eq(conf_backend_name(42), "?");
+}
+END_TEST
+
+static Suite *core_suite(void)
+{
+    Suite *s = suite_create("core");
+    TCase *f = tcase_create("fmt");
+    TCase *c = tcase_create("conf");
+    tcase_add_test(f, fmt_basic);
+    tcase_add_test(f, fmt_truncates);
+    tcase_add_test(c, conf_defaults_are_glibc);
+    tcase_add_test(c, conf_pairs);
+    tcase_add_test(c, conf_file_syntax);
+    tcase_add_test(c, conf_bad_input_keeps_defaults);
+    tcase_add_test(c, conf_line_numbers_and_control_chars);
+    tcase_add_test(c, conf_jemalloc_passthrough);
+    tcase_add_test(c, conf_tcmalloc_props);
+    tcase_add_test(c, conf_format_roundtrip);
+    tcase_add_test(c, conf_load_env_wins_over_file);
+    tcase_add_test(c, conf_load_missing_files);
+    tcase_add_test(c, conf_load_secure_ignores_env);
+    tcase_add_test(c, conf_load_line_numbers_and_size_limit);
+    tcase_add_test(c, conf_backend_names);
+    suite_add_tcase(s, f);
+    suite_add_tcase(s, c);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(core_suite());
+    int failed;
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
