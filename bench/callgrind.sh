@@ -1,0 +1,37 @@
+#!/bin/sh
+# callgrind.sh: instructions per malloc+free pair, bare and under the shim,
+# counted by valgrind's callgrind, so the figure does not depend on a noisy
+# machine. Startup is cancelled by running two lengths and taking the
+# difference. Usage: bench/callgrind.sh   (from the build directory)
+set -eu
+build=${BUILDDIR:-$PWD}
+shim="$build/.libs/libmallocshim.so"
+pairs="$build/bench/pairs"
+libdir=/usr/lib/$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
+export MALLOCSHIM_CONF_FILE=/dev/null
+command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed" >&2; exit 2; }
+
+count() {  # count PRELOAD CONF SIZE ITERS -> instructions
+    LD_PRELOAD="$1" MALLOCSHIM_CONF="$2" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+        "$pairs" 1 "$3" "$4" 2>&1 >/dev/null | sed -n 's/.*Collected : *//p'
+}
+per_pair() {  # per_pair PRELOAD CONF SIZE
+    a=$(count "$1" "$2" "$3" 100000)
+    b=$(count "$1" "$2" "$3" 300000)
+    awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f", (b - a) / 200000 }'
+}
+
+echo "# instructions per malloc+free pair (callgrind, 1 thread)"
+printf '%-9s %6s %8s %8s %8s\n' backend size bare shim added
+for b in glibc jemalloc tcmalloc; do
+    case $b in
+    glibc) pre="" ;;
+    jemalloc) pre="$libdir/libjemalloc.so.2" ;;
+    tcmalloc) pre="$libdir/libtcmalloc_minimal.so.4" ;;
+    esac
+    for size in 16 4096; do
+        x=$(per_pair "$pre" "" $size)
+        y=$(per_pair "$shim" "backend:$b" $size)
+        printf '%-9s %6s %8s %8s %8s\n' $b $size "$x" "$y" "$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%+.1f", y - x }')"
+    done
+done

@@ -1,0 +1,21 @@
+#!/bin/sh
+# test.sh: install what is missing, build, and run the whole test suite:
+# `make check` (unit tests with Check, integration and CLI tests under every
+# backend), then `make distcheck`. Ends with one summary line.
+set -eu
+cd "$(dirname "$0")/.."
+sh scripts/deps.sh
+sh scripts/build.sh >/dev/null
+
+status=0
+make -j"$(nproc)" check || status=1
+if [ "${SKIP_DISTCHECK:-0}" != 1 ]; then
+    make -j"$(nproc)" distcheck >distcheck.log 2>&1 || { status=1; tail -n 40 distcheck.log; }
+    echo "distcheck: $(grep -c 'archives ready for distribution' distcheck.log) archive(s) ready (log: distcheck.log)"
+fi
+passed=$(cat t/*/*.trs | grep -c '^:test-result: \(PASS\|XFAIL\)' || true)
+failed=$(cat t/*/*.trs | grep -c '^:test-result: \(FAIL\|ERROR\|XPASS\)' || true)
+skipped=$(cat t/*/*.trs | grep -c '^:test-result: SKIP' || true)
+[ "$failed" -eq 0 ] || status=1
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+exit $status
