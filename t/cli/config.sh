@@ -69,6 +69,18 @@ MALLOCSHIM_CONF_FILE="$TMP/missing.conf" run ""
 ran && [ "$(lines)" -eq 1 ] && grep -q "missing.conf: cannot open config file: No such file or directory" "$TMP/err"
 ok $? "a named config file that does not exist: one line"
 
+# Reading the config allocates nothing: the bootstrap buffer, which serves
+# every allocation made while the shim starts, is used the same with a big
+# config file and a long MALLOCSHIM_CONF as with none.
+run "verbose:1"
+base=$(sed -n 's/.*bootstrap used \([0-9]*\) bytes.*/\1/p' "$TMP/err")
+{ i=0; while [ $i -lt 200 ]; do echo "# comment line $i"; echo "arenas = $((i % 8))"; i=$((i + 1)); done
+  echo "trim_threshold = 1m"; echo "jemalloc.dirty_decay_ms = 100"; } >"$TMP/big.conf"
+MALLOCSHIM_CONF_FILE="$TMP/big.conf" run "verbose:1,top_pad:4k,mmap_threshold:1m,arena_test:4,unknown_key:1"
+big=$(sed -n 's/.*bootstrap used \([0-9]*\) bytes.*/\1/p' "$TMP/err")
+[ -n "$base" ] && [ "$base" = "$big" ]
+ok $? "config is read without allocating (bootstrap used $base bytes either way)"
+
 # verbose:1: one line with the backend, its version and the effective config.
 for b in $(backends); do
     run "backend:$b,verbose:1"
