@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <gnu/libc-version.h>
+#include <limits.h>
 #include <malloc.h>
 #include <string.h>
 
@@ -12,8 +13,13 @@
 #include "fmt.h"
 #include "log.h"
 
-/* glibc exports these under GLIBC_2.2.5 for exactly this purpose; they reach
- * glibc's allocator whoever else defines malloc. */
+/* glibc exports __libc_malloc and friends (GLIBC_2.2.5) to reach its own
+ * allocator whoever else defines malloc. They are looked up in libc.so.6
+ * itself: a plain reference would bind to the first definition in the
+ * process, and gperftools exports unversioned copies of them, which the
+ * loader accepts for a versioned reference when tcmalloc is preloaded or
+ * linked in as well. These are the link-time bindings, used only if that
+ * lookup fails. */
 extern void *__libc_malloc(size_t);
 extern void __libc_free(void *);
 extern void *__libc_calloc(size_t, size_t);
@@ -21,9 +27,12 @@ extern void *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
 extern int __libc_mallopt(int, int);
 
+static void (*libc_free)(void *) = __libc_free;
+static int (*libc_mallopt)(int, int) = __libc_mallopt;
+
 static void glibc_free_sized(void *p, size_t n)
 {
-    __libc_free(p);
+    libc_free(p);
 }
 
 /* Functions with no __libc_ alias, looked up in libc.so.6 itself: dlsym on
@@ -88,11 +97,13 @@ static struct backend_ops glibc_ops = {
     .version = glibc_version,
 };
 
+/* A symbol of libc.so.6 itself: dlvsym on libc's own handle searches libc
+ * first, whatever else the process has loaded. */
 static void *libc_sym(void *h, const char *name, const char *version)
 {
-    void *f = h ? dlsym(h, name) : NULL;
-    if (!f)
-        f = dlvsym(RTLD_NEXT, name, version);
+    void *f = h ? dlvsym(h, name, version) : NULL;
+    if (!f && h)
+        f = dlsym(h, name);
     return f;
 }
 
@@ -100,7 +111,7 @@ static void set_knob(int param, const char *name, long value)
 {
     if (value == CONF_UNSET)
         return;
-    if (__libc_mallopt(param, (int)value) != 1)
+    if (value > INT_MAX || libc_mallopt(param, (int)value) != 1)
         log_msg("glibc rejected %s:%ld (ignored)", name, value);
 }
 
@@ -108,7 +119,20 @@ int backend_glibc_start(const struct conf *c, const struct backend_ops **ops,
                         char *err, size_t errlen)
 {
     void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    void *f;
 
+    if ((f = libc_sym(h, "__libc_malloc", "GLIBC_2.2.5")))
+        glibc_ops.malloc = (void *(*)(size_t))f;
+    if ((f = libc_sym(h, "__libc_free", "GLIBC_2.2.5")))
+        glibc_ops.free = libc_free = (void (*)(void *))f;
+    if ((f = libc_sym(h, "__libc_calloc", "GLIBC_2.2.5")))
+        glibc_ops.calloc = (void *(*)(size_t, size_t))f;
+    if ((f = libc_sym(h, "__libc_realloc", "GLIBC_2.2.5")))
+        glibc_ops.realloc = (void *(*)(void *, size_t))f;
+    if ((f = libc_sym(h, "__libc_memalign", "GLIBC_2.2.5")))
+        glibc_ops.aligned = (void *(*)(size_t, size_t))f;
+    if ((f = libc_sym(h, "__libc_mallopt", "GLIBC_2.2.5")))
+        glibc_ops.mallopt = libc_mallopt = (int (*)(int, int))f;
     libc_usable = (size_t (*)(void *))libc_sym(h, "malloc_usable_size", "GLIBC_2.2.5");
     libc_mallinfo2 = (struct mallinfo2 (*)(void))libc_sym(h, "mallinfo2", "GLIBC_2.33");
     libc_trim = (int (*)(size_t))libc_sym(h, "malloc_trim", "GLIBC_2.2.5");

@@ -4,7 +4,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "fmt.h"
@@ -22,10 +24,41 @@ size_t msje_malloc_usable_size(void *);
 int msje_mallctl(const char *, void *, size_t *, void *, size_t);
 void msje_malloc_stats_print(void (*)(void *, const char *), void *, const char *);
 
+/* jemalloc's calls of secure_getenv and readlink land here (je-rename.txt):
+ * MALLOC_CONF and /etc/malloc.conf are meant for a jemalloc of its own, and
+ * would silently override the shim's config (or abort the process, with
+ * abort_conf). Everything else passes through. */
+char *msje_secure_getenv(const char *name);
+ssize_t msje_readlink(const char *path, char *buf, size_t len);
+
+char *msje_secure_getenv(const char *name)
+{
+    if (strcmp(name, "MALLOC_CONF") == 0)
+        return NULL;
+    return secure_getenv(name);
+}
+
+ssize_t msje_readlink(const char *path, char *buf, size_t len)
+{
+    if (strcmp(path, "/etc/malloc.conf") == 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    return readlink(path, buf, len);
+}
+
 /* jemalloc reads its compiled-in options from this (weak in its archive;
  * this definition wins). Set once before jemalloc's first call. */
 const char *msje_malloc_conf;
 static char je_conf[CONF_JEMALLOC_MAX + 32];
+
+static void *je_realloc(void *p, size_t n)
+{
+    void *q = msje_realloc(p, n);
+    if (q == NULL && n != 0)
+        errno = ENOMEM;   /* jemalloc 5.3 leaves errno alone here */
+    return q;
+}
 
 static void je_free_sized(void *p, size_t n)
 {
@@ -108,7 +141,7 @@ static const struct backend_ops je_ops = {
     .free = msje_free,
     .free_sized = je_free_sized,
     .calloc = msje_calloc,
-    .realloc = msje_realloc,
+    .realloc = je_realloc,
     .aligned = msje_aligned_alloc,
     .usable = msje_malloc_usable_size,
     .mallopt = je_mallopt,
@@ -149,6 +182,10 @@ int backend_jemalloc_start(const struct conf *c, const struct backend_ops **ops,
     else
         fmt_buf(je_conf, sizeof je_conf, "%s", c->jemalloc_conf);
     msje_malloc_conf = je_conf[0] ? je_conf : NULL;
+
+    if (getenv("MALLOC_CONF"))
+        log_msg("MALLOC_CONF is ignored by the embedded jemalloc; give its options as "
+                "jemalloc.NAME:VALUE pairs in the shim's config");
 
     /* The first mallctl runs jemalloc's initialisation. */
     rc = msje_mallctl("version", &v, &sz, NULL, 0);

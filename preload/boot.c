@@ -25,8 +25,11 @@ void *boot_alloc(size_t size, size_t align)
     if (align < BOOT_HDR)
         align = BOOT_HDR;
     do {
-        start = (top + BOOT_HDR + align - 1) & ~(align - 1);
-        if (size > BOOT_SIZE || start > BOOT_SIZE - size) {
+        /* Align the address, not the offset: the buffer itself is only
+         * page-aligned. */
+        uintptr_t base = (uintptr_t)boot_buf;
+        start = (size_t)(((base + top + BOOT_HDR + align - 1) & ~(uintptr_t)(align - 1)) - base);
+        if (align > BOOT_SIZE || size > BOOT_SIZE || start > BOOT_SIZE - size) {
             if (!__atomic_exchange_n(&boot_warned, 1, __ATOMIC_RELAXED))
                 log_msg("bootstrap buffer (%u bytes) exhausted by a request of %zu bytes "
                         "made while the backend was starting", BOOT_SIZE, size);

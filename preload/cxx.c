@@ -16,33 +16,45 @@
 
 typedef void (*new_handler_fn)(void);
 
-/* libstdc++ is loaded in any process that calls these; look up its pieces
- * only when an allocation fails. Synchronization: relaxed atomics; a racing
- * thread stores the same value. */
-static new_handler_fn (*get_new_handler)(void);
-static void (*throw_bad_alloc)(void);
-
-static void *lookup(void **slot, const char *name)
+/* A symbol of libstdc++ itself. Through its own handle first: a C++ plugin
+ * dlopen'ed RTLD_LOCAL into a C program brings a libstdc++ that the global
+ * scope does not show. Only found symbols are cached, since libstdc++ may be
+ * loaded later. Synchronization: relaxed atomics; racing threads store the
+ * same value. */
+static void *cxx_sym(void **slot, const char *name, int global_too)
 {
     void *fn = __atomic_load_n(slot, __ATOMIC_RELAXED);
-    if (!fn) {
-        fn = dlsym(RTLD_DEFAULT, name);
-        __atomic_store_n(slot, fn, __ATOMIC_RELAXED);
+    if (fn)
+        return fn;
+    void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_NOLOAD);
+    if (h) {
+        fn = dlsym(h, name);
+        dlclose(h);   /* balances the NOLOAD open; libstdc++ stays */
     }
+    if (!fn && global_too)
+        fn = dlsym(RTLD_DEFAULT, name);
+    if (fn)
+        __atomic_store_n(slot, fn, __ATOMIC_RELAXED);
     return fn;
+}
+
+static void *get_new_handler_fn, *throw_bad_alloc_fn, *lib_nothrow_fn, *lib_nothrow_al_fn;
+
+static new_handler_fn current_new_handler(void)
+{
+    new_handler_fn (*get)(void) = (new_handler_fn (*)(void))
+        cxx_sym(&get_new_handler_fn, "_ZSt15get_new_handlerv", 1);
+    return get ? get() : NULL;
 }
 
 /* The out-of-memory path of a throwing operator new: call the new-handler
  * until it gives up, then throw std::bad_alloc, as [new.delete.single]
- * requires. The nothrow forms return NULL without calling the handler: a
- * handler's exception could not be caught here, in C. */
+ * requires. */
 __attribute__((noinline, cold))
 static void *new_failed(size_t n, size_t align)
 {
     for (;;) {
-        new_handler_fn (*get)(void) = (new_handler_fn (*)(void))
-            lookup((void **)&get_new_handler, "_ZSt15get_new_handlerv");
-        new_handler_fn h = get ? get() : NULL;
+        new_handler_fn h = current_new_handler();
         void *p;
         if (!h)
             break;
@@ -51,12 +63,35 @@ static void *new_failed(size_t n, size_t align)
         if (p)
             return p;
     }
-    void (*thr)(void) = (void (*)(void))lookup((void **)&throw_bad_alloc, "_ZSt17__throw_bad_allocv");
+    void (*thr)(void) = (void (*)(void))cxx_sym(&throw_bad_alloc_fn, "_ZSt17__throw_bad_allocv", 1);
     if (thr)
         thr();
     log_msg("operator new(%zu) failed and std::bad_alloc cannot be thrown "
             "(libstdc++ not found); aborting", n);
     abort();
+}
+
+/* The out-of-memory path of a nothrow operator new. Without a new-handler
+ * the answer is NULL. With one, the standard asks for the throwing operator
+ * inside a try block, which C cannot write: libstdc++'s own nothrow operator
+ * is exactly that, and the operator it calls is this shim's. */
+__attribute__((noinline, cold))
+static void *nothrow_failed(size_t n, size_t align)
+{
+    static const char nothrow_name[] = "_ZnwmRKSt9nothrow_t";
+    static const char nothrow_al_name[] = "_ZnwmSt11align_val_tRKSt9nothrow_t";
+
+    if (!current_new_handler())
+        return NULL;
+    /* Never from the global scope: that would find this very function. */
+    if (align) {
+        void *(*f)(size_t, size_t, const void *) = (void *(*)(size_t, size_t, const void *))
+            cxx_sym(&lib_nothrow_al_fn, nothrow_al_name, 0);
+        return f ? f(n, align, NULL) : NULL;
+    }
+    void *(*f)(size_t, const void *) = (void *(*)(size_t, const void *))
+        cxx_sym(&lib_nothrow_fn, nothrow_name, 0);
+    return f ? f(n, NULL) : NULL;
 }
 
 static inline void *new_impl(size_t n)
@@ -75,9 +110,21 @@ static inline void *new_aligned_impl(size_t n, size_t align)
 SHIM_EXPORT void *_Znwm(size_t n) { return new_impl(n); }
 SHIM_EXPORT void *_Znam(size_t n) { return new_impl(n); }
 
+static inline void *new_nothrow_impl(size_t n)
+{
+    void *p = dispatch_malloc(n);
+    return likely(p != NULL) ? p : nothrow_failed(n, 0);
+}
+
+static inline void *new_aligned_nothrow_impl(size_t n, size_t align)
+{
+    void *p = dispatch_aligned(align, n);
+    return likely(p != NULL) ? p : nothrow_failed(n, align);
+}
+
 /* operator new(size_t, const std::nothrow_t &), and new[] */
-SHIM_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt) { return dispatch_malloc(n); }
-SHIM_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *nt) { return dispatch_malloc(n); }
+SHIM_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt) { return new_nothrow_impl(n); }
+SHIM_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *nt) { return new_nothrow_impl(n); }
 
 /* operator new(size_t, std::align_val_t), and new[] */
 SHIM_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t al) { return new_aligned_impl(n, al); }
@@ -86,11 +133,11 @@ SHIM_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t al) { return new_aligned
 /* operator new(size_t, std::align_val_t, const std::nothrow_t &), and new[] */
 SHIM_EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt)
 {
-    return dispatch_aligned(al, n);
+    return new_aligned_nothrow_impl(n, al);
 }
 SHIM_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt)
 {
-    return dispatch_aligned(al, n);
+    return new_aligned_nothrow_impl(n, al);
 }
 
 /* operator delete(void *), delete[], and their nothrow forms */

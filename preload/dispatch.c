@@ -4,6 +4,7 @@
 
 #include "dispatch.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,23 @@ static int start_backend(int id, const struct backend_ops **ops, char *err, size
     }
 }
 
+/* Another malloc in the process (a second LD_PRELOAD entry, as two
+ * malloc-lib lines give, or a program linked with tcmalloc or jemalloc) is
+ * harmless for malloc and free, which the shim takes, but its own entry
+ * points bypass the shim: say so once. */
+static void warn_other_allocators(void)
+{
+    static const char *const probes[] = { "tc_malloc", "mallctl", "mallocx", "mi_malloc" };
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+        if (dlsym(RTLD_DEFAULT, probes[i])) {
+            log_msg("another allocator is loaded in this process (it defines %s); the shim "
+                    "serves malloc, free and operator new, but direct calls to it bypass the shim",
+                    probes[i]);
+            return;
+        }
+    }
+}
+
 int dispatch_init(void)
 {
     int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
@@ -73,6 +91,7 @@ int dispatch_init(void)
         conf.backend = CONF_BACKEND_GLIBC;
         backend_glibc_start(&conf, &ops, err, sizeof err);
     }
+    warn_other_allocators();
     __atomic_store_n(&dispatch_ops, ops, __ATOMIC_RELEASE);
     __atomic_store_n(&state, ST_READY, __ATOMIC_RELEASE);
 

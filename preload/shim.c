@@ -48,16 +48,17 @@ static void *realloc_from_boot(void *p, size_t n)
     return q;
 }
 
-SHIM_EXPORT void *realloc(void *p, size_t n)
+/* Shared by realloc and reallocarray without a trip through the PLT. */
+static inline void *realloc_impl(void *p, size_t n)
 {
-    void *q;
-
     if (unlikely(boot_owns(p)))
         return realloc_from_boot(p, n);
-    q = dispatch()->realloc(p, n);
-    if (unlikely(q == NULL) && n != 0)
-        errno = ENOMEM;   /* jemalloc 5.3 leaves errno alone here */
-    return q;
+    return dispatch()->realloc(p, n);
+}
+
+SHIM_EXPORT void *realloc(void *p, size_t n)
+{
+    return realloc_impl(p, n);
 }
 
 SHIM_EXPORT void *reallocarray(void *p, size_t n, size_t size)
@@ -67,7 +68,7 @@ SHIM_EXPORT void *reallocarray(void *p, size_t n, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    return realloc(p, total);
+    return realloc_impl(p, total);
 }
 
 SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t n)
@@ -89,7 +90,7 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t n)
  * not a power of two is rounded up to the next one, and one too large for
  * that is EINVAL. Programs on this glibc rely on it, so every backend gets
  * the same. */
-SHIM_EXPORT void *memalign(size_t align, size_t n)
+static inline void *memalign_impl(size_t align, size_t n)
 {
     if (align & (align - 1)) {
         if (align > SIZE_MAX / 2 + 1) {
@@ -104,9 +105,14 @@ SHIM_EXPORT void *memalign(size_t align, size_t n)
     return dispatch_aligned(align ? align : 1, n);
 }
 
+SHIM_EXPORT void *memalign(size_t align, size_t n)
+{
+    return memalign_impl(align, n);
+}
+
 SHIM_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
-    return memalign(align, n);
+    return memalign_impl(align, n);
 }
 
 SHIM_EXPORT void *valloc(size_t n)

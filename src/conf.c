@@ -25,19 +25,19 @@ struct key {
 };
 
 #define F(field) offsetof(struct conf, field)
-#define GIB (1024L * 1024 * 1024)
 
 static const struct key keys[] = {
     { "backend", CONF_K_BACKEND, KIND_BACKEND, 0, 0, F(backend),
       "glibc, jemalloc or tcmalloc" },
     { "arenas", CONF_K_ARENAS, KIND_INT, 0, 4096, F(arenas),
       "an integer 0..4096, 0 for the backend's default" },
-    { "trim_threshold", CONF_K_TRIM_THRESHOLD, KIND_SIZE, 0, 64 * GIB, F(trim_threshold),
-      "a size in bytes, with an optional k, m or g suffix" },
+    /* mallopt takes an int: glibc's knobs stop below 2 GiB. */
+    { "trim_threshold", CONF_K_TRIM_THRESHOLD, KIND_SIZE, 0, INT_MAX, F(trim_threshold),
+      "a size below 2g, with an optional k, m or g suffix" },
     { "mmap_threshold", CONF_K_MMAP_THRESHOLD, KIND_SIZE, 0, 32L * 1024 * 1024, F(mmap_threshold),
       "a size 0..32m, with an optional k, m or g suffix" },
-    { "top_pad", CONF_K_TOP_PAD, KIND_SIZE, 0, 64 * GIB, F(top_pad),
-      "a size in bytes, with an optional k, m or g suffix" },
+    { "top_pad", CONF_K_TOP_PAD, KIND_SIZE, 0, INT_MAX, F(top_pad),
+      "a size below 2g, with an optional k, m or g suffix" },
     { "arena_test", CONF_K_ARENA_TEST, KIND_INT, 1, 4096, F(arena_test),
       "an integer 1..4096" },
     { "verbose", CONF_K_VERBOSE, KIND_BOOL, 0, 1, F(verbose),

@@ -23,6 +23,10 @@ ran && grep -q "bad value 'lots' for 'arenas'" "$TMP/err" && grep -q 'config bac
     && [ "$(lines)" -eq 2 ]
 ok $? "bad value: one line naming key and value, default kept"
 
+run "top_pad:2g,trim_threshold:3g"
+ran && [ "$(lines)" -eq 2 ] && grep -q "bad value '2g' for 'top_pad'" "$TMP/err"
+ok $? "glibc knobs of 2g or more are refused: mallopt takes an int"
+
 run "backend:ptmalloc3,verbose:1"
 ran && grep -q "unknown backend 'ptmalloc3' (expected glibc, jemalloc or tcmalloc; using glibc)" "$TMP/err" \
     && grep -q 'backend glibc ' "$TMP/err"

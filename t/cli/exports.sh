@@ -56,16 +56,30 @@ ok $? "nothing of the embedded jemalloc is exported"
 ! readelf -d "$SHIM" | grep -q 'NEEDED.*\(jemalloc\|tcmalloc\|stdc++\)'
 ok $? "no allocator and no C++ runtime is a load-time dependency"
 
-# jemalloc prints its statistics at exit when MALLOC_CONF asks, but only if
-# it started: it must stay asleep under the other backends.
-for b in $(backends); do
-    MALLOC_CONF=stats_print:true check shim "$b" /bin/true
-    if [ "$b" = jemalloc ]; then
-        grep -q 'jemalloc statistics' "$TMP/err"
-        ok $? "jemalloc starts when it is the backend"
-    else
-        ! grep -q 'jemalloc statistics' "$TMP/err"
-        ok $? "$b: the embedded jemalloc never starts"
-    fi
-done
+# The embedded jemalloc starts only when it is the backend: its start reads
+# /proc/sys/vm/overcommit_memory, which nothing else here opens.
+if command -v strace >/dev/null; then
+    for b in $(backends); do
+        MALLOCSHIM_CONF="backend:$b" strace -f -e trace=open,openat -o "$TMP/trace" \
+            env LD_PRELOAD="$SHIM" /bin/true 2>/dev/null
+        n=$(grep -c overcommit_memory "$TMP/trace")
+        if [ "$b" = jemalloc ]; then
+            [ "$n" -ge 1 ]
+            ok $? "jemalloc starts when it is the backend"
+        else
+            [ "$n" -eq 0 ]
+            ok $? "$b: the embedded jemalloc never starts"
+        fi
+    done
+else
+    skip "the embedded jemalloc starts only when chosen" "strace is not installed"
+fi
+
+# jemalloc's own config sources are closed: MALLOC_CONF cannot override the
+# shim's config, nor abort the process.
+if [ "$HAVE_JEMALLOC" = yes ]; then
+    MALLOC_CONF=narenas:2,abort_conf:true,bogus:1 EXTRA_CONF=arenas:5 check shim jemalloc "$T/probe" 0 100 stats
+    grep -q 'opt.narenas: 5$' "$TMP/err" && grep -q 'MALLOC_CONF is ignored' "$TMP/err"
+    ok $? "MALLOC_CONF is ignored (with one line) and the shim's arenas:5 holds"
+fi
 done_testing

@@ -5,6 +5,12 @@
 L="$TOP_BUILDDIR/tools/mallocshim"
 export MALLOCSHIM_LIB="$SHIM"
 
+# The installed script must work without MALLOCSHIM_LIB: its library path
+# is fully expanded at build time.
+grep -q '^lib="\${MALLOCSHIM_LIB:-/[^$]*}"$' "$L" && \
+    env -u MALLOCSHIM_LIB "$L" --version >/dev/null
+ok $? "the library path is expanded at build time; --version runs without MALLOCSHIM_LIB"
+
 "$L" --help >"$TMP/out" 2>&1 && grep -q '^Usage: mallocshim' "$TMP/out"
 ok $? "--help"
 [ "$("$L" --version)" = "mallocshim $(sed -n 's/^PACKAGE_VERSION = //p' "$TOP_BUILDDIR/Makefile")" ]
@@ -21,6 +27,15 @@ ok $? "-b -a -v -c: short options, arenas applied"
 MALLOCSHIM_CONF=backend:tcmalloc,arenas:4 check "$L" --arenas=1 --verbose /bin/true
 grep -q 'arenas:1' "$TMP/err"
 ok $? "options are added after MALLOCSHIM_CONF and win"
+MALLOCSHIM_CONF='arenas:2 # a comment' check "$L" -b glibc -v /bin/true
+grep -q 'backend glibc .*arenas:2,verbose:1;' "$TMP/err"
+ok $? "a '#' comment in MALLOCSHIM_CONF does not swallow the options"
+"$L" --verbose=0 true 2>"$TMP/err"
+[ $? -eq 125 ] && grep -q 'takes no value' "$TMP/err"
+ok $? "--verbose=0: exit 125, it takes no value"
+(cd "$TOP_BUILDDIR" && MALLOCSHIM_LIB=.libs/libmallocshim.so "$L" -b glibc -v sh -c 'cd / && /bin/true') 2>"$TMP/err"
+grep -q 'backend glibc' "$TMP/err"
+ok $? "a relative MALLOCSHIM_LIB is made absolute, so children that chdir keep the shim"
 
 "$L" --backend=bogus true 2>"$TMP/err"
 [ $? -eq 125 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "^mallocshim: --backend: unknown backend 'bogus'" "$TMP/err"

@@ -125,6 +125,19 @@ int main(int argc, char **argv)
     CHECK(thrown == 1 && handler_calls == 2 && reserve == nullptr);
     std::set_new_handler(nullptr);
 
+    // The nothrow forms call the new-handler too, and turn what it throws
+    // into nullptr.
+    static int throwing_calls;
+    std::set_new_handler([] {
+        throwing_calls++;
+        throw std::bad_alloc();
+    });
+    CHECK(::operator new(huge, std::nothrow) == nullptr && throwing_calls == 1);
+    CHECK(::operator new[](huge, std::nothrow) == nullptr && throwing_calls == 2);
+    CHECK(::operator new(huge, std::align_val_t(64), std::nothrow) == nullptr && throwing_calls == 3);
+    std::set_new_handler(nullptr);
+    CHECK(::operator new(huge, std::nothrow) == nullptr && throwing_calls == 3);
+
     // An allocation-heavy workload, with threads, checked by its result.
     std::vector<std::thread> ts;
     std::vector<long> sums(4);

@@ -1,6 +1,6 @@
 /* dlopener: dlopen/dlclose after start, blocks crossing the module
  * boundary both ways, and a C++ runtime loaded into a C program late.
- * Usage: dlopener MODULE_PATH */
+ * Usage: dlopener MODULE_PATH [CXX_PLUGIN_PATH] */
 #include "config.h"
 
 #include <dlfcn.h>
@@ -9,8 +9,21 @@
 
 int main(int argc, char **argv)
 {
-    if (argc != 2)
+    if (argc < 2)
         return 2;
+    /* First, before any libstdc++ is global: a C++ plugin loaded locally. */
+    if (argc > 2) {
+        void *plug = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+        CHECK(plug != NULL);
+        if (plug) {
+            int (*caught)(void) = (int (*)(void))dlsym(plug, "plug_bad_alloc_caught");
+            int (*handler)(void) = (int (*)(void))dlsym(plug, "plug_handler_calls");
+            CHECK(caught && caught() == 1);
+            CHECK(handler && handler() == 1);
+        } else {
+            fprintf(stderr, "dlopen: %s\n", dlerror());
+        }
+    }
     for (int round = 0; round < 50; round++) {
         void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
         CHECK(h != NULL);

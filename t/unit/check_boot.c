@@ -15,6 +15,9 @@ START_TEST(boot_alloc_zeroed_aligned_owned)
     unsigned char *p = boot_alloc(100, 16);
     unsigned char *q = boot_alloc(10, 4096);
     unsigned char *r = boot_alloc(0, 8);
+    unsigned char *big = boot_alloc(1, 65536);
+    ck_assert_ptr_nonnull(big);
+    ck_assert_uint_eq((uintptr_t)big % 65536, 0);
     ck_assert_ptr_nonnull(p);
     ck_assert_ptr_nonnull(q);
     ck_assert_ptr_nonnull(r);
@@ -27,7 +30,7 @@ START_TEST(boot_alloc_zeroed_aligned_owned)
     ck_assert_uint_eq(boot_size(q), 10);
     ck_assert_uint_eq(boot_size(r), 0);
     ck_assert(boot_owns(p) && boot_owns(q) && boot_owns(r));
-    ck_assert(q >= p + 100 && r >= q + 10);
+    ck_assert(q >= p + 100 && r >= q + 10 && big >= r);
     ck_assert(!boot_owns(NULL));
     ck_assert(!boot_owns(&p));
     ck_assert(!boot_owns(boot_buf + BOOT_SIZE));

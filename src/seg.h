@@ -1,0 +1,251 @@
+/* seg: the layout of the per-process shared-memory segment that
+ * libmallocshim.so writes and shimdump reads. The one place that defines it.
+ *
+ * File: <shm_dir>/mallocshim.<pid> (default /dev/shm), mode 0600, created
+ * O_EXCL|O_NOFOLLOW, its size fixed at creation (SEG_DEFAULT_SIZE for the
+ * default config). Removed at normal exit; left behind (readable) when the
+ * process dies. A fork child gets its own file; an exec'ed image replaces
+ * the file of the image before it.
+ *
+ * Writer/reader protocol. Every region that a reader must see whole is
+ * guarded by a sequence counter (seqlock): the writer makes it odd, writes
+ * with relaxed stores, and makes it even again with release order; a reader
+ * reads the counter (acquire), copies, re-reads it, and retries while it was
+ * odd or changed. Writers never wait for readers. Per-thread slots are
+ * written only by their owning thread; the retired total only under the
+ * fold lock (a spinlock between exiting threads, never taken by malloc or
+ * free); the overflow slot, the tracked aggregates and the event ring by
+ * atomic adds; the series ring and the age histograms only by the sampler
+ * thread.
+ *
+ * All integers are little-endian, fixed-width, and naturally aligned. Offsets
+ * are from the start of the segment. Bump SEG_VERSION, and say so in NEWS,
+ * on every incompatible change. */
+#ifndef MALLOCSHIM_SEG_H
+#define MALLOCSHIM_SEG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sizeclass.h"
+
+#define SEG_MAGIC   0x314d48534c4c414dULL   /* "MALLSHM1" */
+#define SEG_VERSION 1u
+
+#define SEG_SLOTS_DEFAULT   128u
+#define SEG_SERIES_DEFAULT  3600u           /* one hour at 1 s */
+#define SEG_EVENTS_DEFAULT  32768u
+#define SEG_TRACK_DEFAULT   (1u << 18)      /* tracked-block table entries */
+#define SEG_FILTER_BITS     20u             /* 2^20 one-byte counters */
+#define SEG_TRACK_PROBE     64u             /* max linear-probe distance */
+
+/* One size class's counters. For a class c, summed over all slots, the
+ * overflow slot and the retired total:
+ *   live blocks       = allocs - frees
+ *   live usable bytes = usable_alloc - usable_free
+ * A realloc counts as a free of the old block (old class, old usable size)
+ * and an allocation of the new one, plus one in `reallocs` of the new class. */
+struct seg_counters {
+    uint64_t allocs;
+    uint64_t frees;
+    uint64_t reallocs;
+    uint64_t req_bytes;       /* bytes requested, at allocation */
+    uint64_t usable_alloc;    /* the backend's usable size, at allocation */
+    uint64_t usable_free;     /* the backend's usable size, at free */
+};
+
+enum seg_slot_state { SEG_SLOT_FREE = 0, SEG_SLOT_LIVE = 1 };
+
+/* One thread's counters. Synchronization: `seq` is a seqlock written by the
+ * owning thread around each update; `state` and `tid` are set with a CAS
+ * when a thread claims the slot and cleared when it folds into retired. */
+struct seg_slot {
+    uint64_t seq;
+    uint32_t state;
+    uint32_t tid;
+    uint64_t reserved[6];
+    struct seg_counters cls[SIZECLASS_COUNT];
+};
+
+/* The sampled ("tracked") blocks, per class. Synchronization: atomic adds
+ * on the tracked path. Live tracked = allocs - frees, and the same for the
+ * byte figures; lifetime[b] counts tracked blocks freed after a lifetime in
+ * bucket b. */
+struct seg_tracked {
+    uint64_t allocs;
+    uint64_t frees;
+    uint64_t req_alloc;
+    uint64_t req_free;
+    uint64_t usable_alloc;
+    uint64_t usable_free;
+    uint64_t lifetime[LIFEBUCKET_COUNT];
+};
+
+/* Ages of tracked blocks still live, per class, as of `at_ns`. Written by
+ * the sampler thread under `seq`. */
+struct seg_ages {
+    uint64_t seq;
+    uint64_t at_ns;            /* CLOCK_MONOTONIC */
+    uint64_t dropped;          /* tracked blocks the table had no room for */
+    uint64_t reserved;
+    uint64_t count[SIZECLASS_COUNT][LIFEBUCKET_COUNT];
+};
+
+enum seg_backend_id { SEG_BACKEND_GLIBC = 0, SEG_BACKEND_JEMALLOC = 1, SEG_BACKEND_TCMALLOC = 2 };
+
+/* The backend's own statistics, in its own terms (unused fields are 0):
+ *   glibc:    a = mallinfo2.arena, b = hblkhd, c = fordblks, d = keepcost,
+ *             e = uordblks, f = number of arenas
+ *   jemalloc: a = stats.allocated, b = active, c = resident, d = mapped,
+ *             e = retained, f = metadata (after an epoch refresh)
+ *   tcmalloc: a = generic.current_allocated_bytes, b = generic.heap_size,
+ *             c = tcmalloc.pageheap_free_bytes,
+ *             d = tcmalloc.pageheap_unmapped_bytes */
+struct seg_backend_stats {
+    uint64_t a, b, c, d, e, f;
+};
+
+/* One time-series snapshot, written by the sampler thread. */
+struct seg_sample {
+    uint64_t seq;              /* seqlock for this entry */
+    uint64_t t_ns;             /* CLOCK_REALTIME */
+    uint64_t live_count;       /* exact */
+    uint64_t live_usable;      /* exact */
+    uint64_t live_req;         /* exact with sample:1, else estimated */
+    uint64_t allocs;           /* cumulative */
+    uint64_t frees;            /* cumulative */
+    uint64_t req_bytes;        /* cumulative bytes requested */
+    uint64_t rss;              /* bytes */
+    uint64_t rss_anon;
+    uint64_t rss_huge;         /* AnonHugePages */
+    uint64_t vsz;
+    struct seg_backend_stats backend;
+};
+
+/* The time series: a ring of `series_cap` samples; entry i % cap holds
+ * sample number i. Synchronization: `head` (the count of samples written)
+ * is stored with release by the sampler after the entry is complete. */
+struct seg_series {
+    uint64_t head;
+    uint64_t peak_rss;
+    uint64_t peak_rss_ns;      /* CLOCK_REALTIME */
+    uint64_t reserved[5];
+    /* struct seg_sample entries[series_cap] follow */
+};
+
+enum seg_event_kind { SEG_EV_ALLOC = 1, SEG_EV_FREE = 2 };
+
+/* One tracked event. Entry i % cap holds event number i, valid when its
+ * `seq` equals i + 1 before and after the copy. */
+struct seg_event {
+    uint64_t seq;
+    uint64_t t_ns;             /* CLOCK_REALTIME */
+    uint64_t addr;
+    uint64_t size;             /* requested */
+    uint64_t lifetime_ns;      /* frees only */
+    uint32_t tid;
+    uint32_t kind;             /* enum seg_event_kind */
+};
+
+/* The event ring. Synchronization: writers claim a number with an atomic
+ * fetch-add on `head`, then fill the entry and publish it through `seq`. */
+struct seg_events {
+    uint64_t head;
+    uint64_t reserved[7];
+    /* struct seg_event entries[events_cap] follow */
+};
+
+/* A tracked block in the table. addr 0 is empty, 1 a deleted entry.
+ * Synchronization: an entry is claimed by a CAS on addr and filled by the
+ * allocating thread; it is deleted by the thread that frees the block
+ * (which the allocator orders after the allocation). Readers skip entries
+ * whose alloc_ns is still 0. */
+struct seg_track {
+    uint64_t addr;
+    uint64_t alloc_ns;         /* CLOCK_MONOTONIC */
+    uint64_t req;
+    uint64_t usable;
+};
+
+enum seg_flags {
+    SEG_F_EXACT_REQ = 1u << 0,     /* sample:1: live requested bytes are exact */
+    SEG_F_FINISHED = 1u << 1,      /* the process exited normally (file kept) */
+};
+
+#define SEG_CONFIG_MAX 512
+#define SEG_COMM_MAX   64
+#define SEG_BACKEND_NAME_MAX 32
+#define SEG_BACKEND_VERSION_MAX 96
+
+struct seg_header {
+    uint64_t magic;            /* SEG_MAGIC */
+    uint32_t version;          /* SEG_VERSION */
+    uint32_t header_size;      /* sizeof(struct seg_header) */
+    uint64_t total_size;       /* the file's size */
+    uint32_t pid;
+    uint32_t uid;              /* the real uid at creation */
+    uint64_t start_ns;         /* CLOCK_REALTIME at creation */
+    uint64_t start_mono_ns;    /* CLOCK_MONOTONIC at creation */
+    uint64_t heartbeat_ns;     /* CLOCK_REALTIME of the sampler's last pass */
+    uint32_t flags;            /* enum seg_flags */
+    uint32_t backend;          /* enum seg_backend_id */
+    uint32_t sample;           /* 1 in `sample` allocations is tracked */
+    uint32_t interval_ms;      /* the sampler's period */
+    uint32_t nclasses;         /* SIZECLASS_COUNT */
+    uint32_t nbuckets;         /* LIFEBUCKET_COUNT */
+    uint32_t nslots;
+    uint32_t series_cap;
+    uint32_t events_cap;
+    uint32_t track_cap;
+    uint32_t filter_bits;
+    uint32_t slots_in_use;     /* advisory */
+    /* Offsets of the regions, each 64-byte aligned. */
+    uint64_t off_slots;        /* struct seg_slot[nslots] */
+    uint64_t off_overflow;     /* struct seg_slot: threads beyond nslots (atomic) */
+    uint64_t off_retired;      /* struct seg_slot: threads that exited */
+    uint64_t off_tracked;      /* struct seg_tracked[nclasses] */
+    uint64_t off_ages;         /* struct seg_ages */
+    uint64_t off_series;       /* struct seg_series + seg_sample[series_cap] */
+    uint64_t off_events;       /* struct seg_events + seg_event[events_cap] */
+    uint64_t off_track;        /* struct seg_track[track_cap] */
+    uint64_t off_filter;       /* uint8_t[1 << filter_bits] */
+    uint64_t tracked_dropped;  /* tracked allocations the table had no room for */
+    uint64_t threads_seen;     /* threads that claimed a slot or used overflow */
+    char comm[SEG_COMM_MAX];   /* the command, from /proc/self/comm */
+    char backend_name[SEG_BACKEND_NAME_MAX];
+    char backend_version[SEG_BACKEND_VERSION_MAX];
+    char config[SEG_CONFIG_MAX];   /* the effective config, MALLOCSHIM_CONF syntax */
+    uint64_t reserved[32];
+};
+
+_Static_assert(sizeof(struct seg_counters) == 48, "seg_counters layout");
+_Static_assert(sizeof(struct seg_slot) % 64 == 0, "seg_slot keeps slots on their own cache lines");
+_Static_assert(offsetof(struct seg_slot, cls) == 64, "seg_slot header is one cache line");
+_Static_assert(sizeof(struct seg_tracked) == 8 * (6 + LIFEBUCKET_COUNT), "seg_tracked layout");
+_Static_assert(sizeof(struct seg_sample) == 8 * 18, "seg_sample layout");
+_Static_assert(sizeof(struct seg_event) == 48, "seg_event layout");
+_Static_assert(sizeof(struct seg_track) == 32, "seg_track layout");
+_Static_assert(sizeof(struct seg_series) == 64 && sizeof(struct seg_events) == 64, "ring headers");
+_Static_assert(offsetof(struct seg_header, off_slots) == 88, "seg_header layout");
+_Static_assert(sizeof(struct seg_header) % 64 == 0, "seg_header keeps regions aligned");
+
+/* The geometry of a segment, from which seg_layout computes the offsets. */
+struct seg_geometry {
+    uint32_t nslots, series_cap, events_cap, track_cap, filter_bits;
+};
+
+/* Fills the sizes and offsets of *h (and h->total_size) from g. Returns 0,
+ * or EINVAL when g is out of range (each count at least 1, filter_bits
+ * 8..28, total under 1 GiB). */
+int seg_layout(struct seg_header *h, const struct seg_geometry *g);
+
+/* The default geometry and the size it gives (documented in README). */
+void seg_default_geometry(struct seg_geometry *g);
+
+/* Checks a header read from an untrusted file of `file_size` bytes: magic,
+ * version, sizes and that every region lies inside the file. Returns 0,
+ * EPROTO for a foreign or other-version file (see *version_out), EINVAL for
+ * an inconsistent header or a truncated file. */
+int seg_validate(const struct seg_header *h, uint64_t file_size, uint32_t *version_out);
+
+#endif
