@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "conf.h"
+#include "seg.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -34,6 +35,10 @@ struct backend_ops {
     int (*info)(int options, FILE *fp);
     /* Writes the backend's version ("2.36", "5.3.0-0-g…") into buf. */
     void (*version)(char *buf, size_t len);
+    /* Fills the backend's own statistics, as seg.h's seg_backend_stats
+     * describes for each backend. Called by the sampler thread only. */
+    void (*snapshot)(struct seg_backend_stats *out);
+    int id;   /* enum seg_backend_id */
 };
 
 /* Each backend's start: applies the backend's part of *c and, on success,

@@ -75,6 +75,50 @@ static int glibc_info(int options, FILE *fp)
     return ENOSYS;
 }
 
+/* Counts "<heap nr=" in malloc_info's XML as it streams by, through a
+ * cookie FILE: no buffer for the whole document. */
+struct heap_counter {
+    unsigned long heaps;
+    unsigned matched;   /* bytes of the pattern matched so far */
+};
+
+static ssize_t count_heaps(void *cookie, const char *buf, size_t n)
+{
+    static const char pat[] = "<heap nr=";
+    struct heap_counter *hc = cookie;
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] == pat[hc->matched]) {
+            if (++hc->matched == sizeof pat - 1) {
+                hc->heaps++;
+                hc->matched = 0;
+            }
+        } else {
+            hc->matched = buf[i] == pat[0];
+        }
+    }
+    return (ssize_t)n;
+}
+
+static void glibc_snapshot(struct seg_backend_stats *out)
+{
+    struct mallinfo2 m = glibc_mallinfo2();
+    struct heap_counter hc = { 0, 0 };
+    cookie_io_functions_t io = { .write = count_heaps };
+    FILE *f;
+
+    out->a = m.arena;
+    out->b = m.hblkhd;
+    out->c = m.fordblks;
+    out->d = m.keepcost;
+    out->e = m.uordblks;
+    out->f = 0;
+    if (libc_info && (f = fopencookie(&hc, "w", io)) != NULL) {
+        libc_info(0, f);
+        fclose(f);
+        out->f = hc.heaps;
+    }
+}
+
 static void glibc_version(char *buf, size_t len)
 {
     fmt_buf(buf, len, "%s", gnu_get_libc_version());
@@ -95,6 +139,8 @@ static struct backend_ops glibc_ops = {
     .stats = glibc_stats,
     .info = glibc_info,
     .version = glibc_version,
+    .snapshot = glibc_snapshot,
+    .id = SEG_BACKEND_GLIBC,
 };
 
 /* A symbol of libc.so.6 itself: dlvsym on libc's own handle searches libc

@@ -135,6 +135,17 @@ static int je_info(int options, FILE *fp)
     return backend_info_xml(fp, options, "jemalloc", version, names, v, 6);
 }
 
+static void je_snapshot(struct seg_backend_stats *out)
+{
+    je_refresh();
+    out->a = je_stat("stats.allocated");
+    out->b = je_stat("stats.active");
+    out->c = je_stat("stats.resident");
+    out->d = je_stat("stats.mapped");
+    out->e = je_stat("stats.retained");
+    out->f = je_stat("stats.metadata");
+}
+
 static const struct backend_ops je_ops = {
     .name = "jemalloc",
     .malloc = msje_malloc,
@@ -150,6 +161,8 @@ static const struct backend_ops je_ops = {
     .stats = je_stats,
     .info = je_info,
     .version = je_version,
+    .snapshot = je_snapshot,
+    .id = SEG_BACKEND_JEMALLOC,
 };
 
 /* True when the malloc_conf text already sets `key`. */

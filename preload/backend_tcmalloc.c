@@ -19,7 +19,7 @@ static void (*tc_release)(void);
 static const char *(*tc_version_fn)(int *, int *, const char **);
 
 /* Filled from the library by backend_tcmalloc_start, read-only after. */
-static struct backend_ops tc_ops = { .name = "tcmalloc" };
+static struct backend_ops tc_ops = { .name = "tcmalloc", .id = SEG_BACKEND_TCMALLOC };
 
 static unsigned long long tc_prop(const char *name)
 {
@@ -41,6 +41,15 @@ static struct mallinfo2 tc_mallinfo2(void)
     m.fordblks = tc_prop("tcmalloc.pageheap_free_bytes");
     m.hblkhd = tc_prop("tcmalloc.pageheap_unmapped_bytes");
     return m;
+}
+
+static void tc_snapshot(struct seg_backend_stats *out)
+{
+    out->a = tc_prop("generic.current_allocated_bytes");
+    out->b = tc_prop("generic.heap_size");
+    out->c = tc_prop("tcmalloc.pageheap_free_bytes");
+    out->d = tc_prop("tcmalloc.pageheap_unmapped_bytes");
+    out->e = out->f = 0;
 }
 
 static int tc_trim(size_t pad)
@@ -114,6 +123,7 @@ int backend_tcmalloc_start(const struct conf *c, const struct backend_ops **ops,
     tc_ops.trim = tc_trim;
     tc_ops.info = tc_info;
     tc_ops.version = tc_version;
+    tc_ops.snapshot = tc_snapshot;
 
     for (unsigned i = 0; i < c->n_tc_props; i++)
         if (!tc_set_property(c->tc_props[i].name, (size_t)c->tc_props[i].value))

@@ -13,6 +13,7 @@
 
 #include "conf.h"
 #include "log.h"
+#include "record.h"
 
 #ifndef SYSCONFDIR
 #error "SYSCONFDIR must be defined by the build"
@@ -91,6 +92,14 @@ int dispatch_init(void)
         conf.backend = CONF_BACKEND_GLIBC;
         backend_glibc_start(&conf, &ops, err, sizeof err);
     }
+    const char *segment = "none";
+    if (conf.record) {
+        const struct backend_ops *rec;
+        if (record_start(&conf, ops, &rec) == 0) {
+            ops = rec;
+            segment = record_path();
+        }
+    }
     warn_other_allocators();
     __atomic_store_n(&dispatch_ops, ops, __ATOMIC_RELEASE);
     __atomic_store_n(&state, ST_READY, __ATOMIC_RELEASE);
@@ -99,8 +108,8 @@ int dispatch_init(void)
         char version[128], text[768];
         ops->version(version, sizeof version);
         conf_format(&conf, text, sizeof text);
-        log_msg("pid %d: backend %s %s; config %s; bootstrap used %zu bytes",
-                (int)getpid(), ops->name, version, text, boot_used());
+        log_msg("pid %d: backend %s %s; config %s; segment %s; bootstrap used %zu bytes",
+                (int)getpid(), ops->name, version, text, segment, boot_used());
     }
     errno = saved_errno;
     return 0;
@@ -220,6 +229,11 @@ static void boot_version(char *buf, size_t len)
         buf[0] = '\0';
 }
 
+static void boot_snapshot(struct seg_backend_stats *out)
+{
+    memset(out, 0, sizeof *out);
+}
+
 static const struct backend_ops boot_ops = {
     .name = "bootstrap",
     .malloc = boot_malloc,
@@ -235,4 +249,5 @@ static const struct backend_ops boot_ops = {
     .stats = boot_stats,
     .info = boot_info,
     .version = boot_version,
+    .snapshot = boot_snapshot,
 };

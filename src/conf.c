@@ -44,6 +44,18 @@ static const struct key keys[] = {
       "0, 1, on, off, yes, no, true or false" },
     { "tcmalloc_lib", CONF_K_TCMALLOC_LIB, KIND_PATH, 0, 0, F(tcmalloc_lib),
       "a library path or soname" },
+    { "record", CONF_K_RECORD, KIND_BOOL, 0, 1, F(record),
+      "on or off" },
+    { "sample", CONF_K_SAMPLE, KIND_INT, 1, 1L << 30, F(sample),
+      "an integer 1..1073741824: track 1 in N allocations" },
+    { "shm_dir", CONF_K_SHM_DIR, KIND_PATH, 0, 0, F(shm_dir),
+      "an absolute directory path" },
+    { "series", CONF_K_SERIES, KIND_INT, 60, 1L << 20, F(series),
+      "an integer 60..1048576 (time-series samples kept)" },
+    { "interval_ms", CONF_K_INTERVAL_MS, KIND_INT, 10, 60000, F(interval_ms),
+      "an integer 10..60000 (milliseconds between samples)" },
+    { "slots", CONF_K_SLOTS, KIND_INT, 1, 65536, F(slots),
+      "an integer 1..65536 (threads with counters of their own)" },
 };
 
 static const char *const backend_names[] = { "glibc", "jemalloc", "tcmalloc" };
@@ -81,6 +93,12 @@ void conf_defaults(struct conf *c)
     c->mmap_threshold = CONF_UNSET;
     c->top_pad = CONF_UNSET;
     c->arena_test = CONF_UNSET;
+    c->record = 1;
+    c->sample = CONF_SAMPLE_DEFAULT;
+    memcpy(c->shm_dir, CONF_SHM_DIR_DEFAULT, sizeof CONF_SHM_DIR_DEFAULT);
+    c->series = CONF_SERIES_DEFAULT;
+    c->interval_ms = CONF_INTERVAL_DEFAULT;
+    c->slots = CONF_SLOTS_DEFAULT;
 }
 
 /* Parses a decimal integer, with a binary k/m/g suffix when `suffix` is set.
@@ -305,7 +323,7 @@ static void set_pair(struct conf *c, struct where *w, const char *k, size_t kn,
             *(int *)field = b01;
             break;
         case KIND_PATH:
-            if (vn == 0 || vn >= CONF_PATH_MAX) {
+            if (vn == 0 || vn >= CONF_PATH_MAX || (key->id == CONF_K_SHM_DIR && v[0] != '/')) {
                 complain(w, "bad value for '%s' (expected %s of 1..%d bytes; using the default)",
                          key->name, key->what, CONF_PATH_MAX - 1);
                 return;

@@ -23,6 +23,12 @@ enum conf_key {
     CONF_K_ARENA_TEST,
     CONF_K_VERBOSE,
     CONF_K_TCMALLOC_LIB,
+    CONF_K_RECORD,
+    CONF_K_SAMPLE,
+    CONF_K_SHM_DIR,
+    CONF_K_SERIES,
+    CONF_K_INTERVAL_MS,
+    CONF_K_SLOTS,
     CONF_K_COUNT
 };
 
@@ -47,6 +53,12 @@ struct conf {
     long arena_test;              /* glibc M_ARENA_TEST, or CONF_UNSET */
     int verbose;                  /* 0 or 1 */
     char tcmalloc_lib[CONF_PATH_MAX];       /* "" means the built-in soname */
+    int record;                   /* 1: record into the shared-memory segment */
+    long sample;                  /* track 1 in `sample` allocations */
+    char shm_dir[CONF_PATH_MAX];  /* where the segment file goes */
+    long series;                  /* time-series ring entries */
+    long interval_ms;             /* the sampler's period */
+    long slots;                   /* per-thread counter blocks in the segment */
     char jemalloc_conf[CONF_JEMALLOC_MAX];  /* malloc_conf text from jemalloc.* keys */
     unsigned n_tc_props;
     struct conf_tc_prop tc_props[CONF_TC_PROPS_MAX];
@@ -56,7 +68,14 @@ struct conf {
 /* Receives one complete diagnostic line (without newline) per problem. */
 typedef void (*conf_warn_fn)(void *ctx, const char *msg);
 
-/* Fills *c with the defaults: glibc, every knob unset, verbose off. */
+#define CONF_SAMPLE_DEFAULT      256
+#define CONF_SERIES_DEFAULT      3600
+#define CONF_INTERVAL_DEFAULT    1000
+#define CONF_SHM_DIR_DEFAULT     "/dev/shm"
+#define CONF_SLOTS_DEFAULT       128
+
+/* Fills *c with the defaults: glibc, every knob unset, verbose off,
+ * recording on with sample:256 into /dev/shm, 3600 samples at 1000 ms. */
 void conf_defaults(struct conf *c);
 
 /* Parses text[0..len) into *c, on top of what *c already holds. Pairs are

@@ -35,8 +35,8 @@
 #define SEG_SLOTS_DEFAULT   128u
 #define SEG_SERIES_DEFAULT  3600u           /* one hour at 1 s */
 #define SEG_EVENTS_DEFAULT  32768u
-#define SEG_TRACK_DEFAULT   (1u << 18)      /* tracked-block table entries */
-#define SEG_FILTER_BITS     20u             /* 2^20 one-byte counters */
+#define SEG_TRACK_DEFAULT   (1u << 17)      /* tracked-block table entries */
+#define SEG_FILTER_BITS     18u             /* 2^18 one-byte counters */
 #define SEG_TRACK_PROBE     64u             /* max linear-probe distance */
 
 /* One size class's counters. For a class c, summed over all slots, the
@@ -65,6 +65,7 @@ struct seg_slot {
     uint32_t tid;
     uint64_t reserved[6];
     struct seg_counters cls[SIZECLASS_COUNT];
+    uint64_t pad[2];           /* to a whole number of cache lines */
 };
 
 /* The sampled ("tracked") blocks, per class. Synchronization: atomic adds
@@ -226,7 +227,7 @@ _Static_assert(sizeof(struct seg_sample) == 8 * 18, "seg_sample layout");
 _Static_assert(sizeof(struct seg_event) == 48, "seg_event layout");
 _Static_assert(sizeof(struct seg_track) == 32, "seg_track layout");
 _Static_assert(sizeof(struct seg_series) == 64 && sizeof(struct seg_events) == 64, "ring headers");
-_Static_assert(offsetof(struct seg_header, off_slots) == 88, "seg_header layout");
+_Static_assert(offsetof(struct seg_header, off_slots) == 104, "seg_header layout");
 _Static_assert(sizeof(struct seg_header) % 64 == 0, "seg_header keeps regions aligned");
 
 /* The geometry of a segment, from which seg_layout computes the offsets. */

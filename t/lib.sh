@@ -7,8 +7,10 @@ tap_n=0
 tap_failed=0
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mallocshim-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
-# An empty config file, so that the host's /etc/mallocshim.conf never leaks in.
-: >"$TMP/empty.conf"
+# A config file of the tests' own, so that the host's /etc/mallocshim.conf
+# never leaks in, and segments go to the test's directory, not /dev/shm.
+mkdir -p "$TMP/shm"
+echo "shm_dir = $TMP/shm" >"$TMP/empty.conf"
 export MALLOCSHIM_CONF_FILE="$TMP/empty.conf"
 unset MALLOCSHIM_CONF
 

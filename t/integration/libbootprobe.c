@@ -45,12 +45,10 @@ void *tc_realloc(void *p, size_t n) { return __libc_realloc(p, n); }
 void *tc_memalign(size_t a, size_t n) { return __libc_memalign(a, n); }
 /* glibc's own malloc_usable_size: the global one is the shim's, which
  * would call back here. */
+static size_t (*libc_usable)(void *);
+
 size_t tc_malloc_size(void *p)
 {
-    static size_t (*libc_usable)(void *);
-    if (!libc_usable)
-        libc_usable = (size_t (*)(void *))dlsym(dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD),
-                                                "malloc_usable_size");
     return libc_usable(p);
 }
 int tc_mallopt(int a, int b) { return 1; }
@@ -71,6 +69,11 @@ __attribute__((constructor)) static void probe_init(void)
 {
     unsigned char *z;
     char *q;
+
+    /* Resolved here, while the shim serves this constructor from its buffer:
+     * resolving it on first use would allocate inside tc_malloc_size. */
+    libc_usable = (size_t (*)(void *))dlsym(dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD),
+                                            "malloc_usable_size");
 
     early = malloc(300);
     memset(early, 'b', 300);

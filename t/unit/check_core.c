@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +11,13 @@
 
 #include "conf.h"
 #include "fmt.h"
+#include "seg.h"
+#include "sizeclass.h"
 
 /* ---- fmt ---- */
+
+/* fmt_basic passes NULL for %s on purpose. */
+#pragma GCC diagnostic ignored "-Wformat-overflow"
 
 START_TEST(fmt_basic)
 {
@@ -304,6 +310,88 @@ START_TEST(conf_backend_names)
 }
 END_TEST
 
+/* ---- sizeclass ---- */
+
+START_TEST(sizeclass_table)
+{
+    /* Every size maps into the class whose bounds hold it, bounds are
+     * contiguous, and the documented landmarks hold. */
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+        ck_assert_uint_eq(sizeclass_of(sizeclass_min(c)), c);
+        ck_assert_uint_eq(sizeclass_of(sizeclass_max(c) == SIZE_MAX ? SIZE_MAX : sizeclass_max(c)), c);
+        if (c + 1 < SIZECLASS_COUNT)
+            ck_assert_uint_eq(sizeclass_min(c + 1), sizeclass_max(c) + 1);
+    }
+    for (size_t n = 0; n < 300000; n += (n < 4096 ? 1 : 97)) {
+        unsigned c = sizeclass_of(n);
+        ck_assert(n >= sizeclass_min(c) && n <= sizeclass_max(c));
+    }
+    ck_assert_uint_eq(sizeclass_of(0), 0);
+    ck_assert_uint_eq(sizeclass_of(16), 0);
+    ck_assert_uint_eq(sizeclass_of(17), 1);
+    ck_assert_uint_eq(sizeclass_of(128), 7);
+    ck_assert_uint_eq(sizeclass_of(129), 8);
+    ck_assert_uint_eq(sizeclass_max(8), 160);
+    ck_assert_uint_eq(sizeclass_max(11), 256);
+    /* RocksDB's decompressed blocks share one class, apart from 8-9 KiB. */
+    ck_assert_uint_eq(sizeclass_of(16032), sizeclass_of(16384));
+    ck_assert_uint_eq(sizeclass_min(sizeclass_of(16032)), 14337);
+    ck_assert_uint_ne(sizeclass_of(9000), sizeclass_of(16032));
+    ck_assert_uint_eq(sizeclass_max(SIZECLASS_LAST - 1), (size_t)64 << 20);
+    ck_assert_uint_eq(sizeclass_of(((size_t)64 << 20) + 1), SIZECLASS_LAST);
+    ck_assert_uint_eq(sizeclass_of(SIZE_MAX), SIZECLASS_LAST);
+}
+END_TEST
+
+START_TEST(lifebucket_table)
+{
+    ck_assert_uint_eq(lifebucket_of(0), 0);
+    ck_assert_uint_eq(lifebucket_of(1000), 0);
+    ck_assert_uint_eq(lifebucket_of(1001), 1);
+    ck_assert_uint_eq(lifebucket_of(4000), 1);
+    ck_assert_uint_eq(lifebucket_of(4001), 2);
+    ck_assert_uint_eq(lifebucket_max_ns(5), 1024000);          /* 1.024 ms */
+    ck_assert_uint_eq(lifebucket_of(30000000), 8);             /* 30 ms in (16.4, 65.5] ms */
+    ck_assert_uint_eq(lifebucket_of(86400ull * 1000000000), 19); /* a day is under 3.2 days */
+    ck_assert_uint_eq(lifebucket_of(UINT64_MAX), LIFEBUCKET_LAST);
+    for (unsigned b = 0; b < LIFEBUCKET_LAST; b++) {
+        ck_assert_uint_eq(lifebucket_of(lifebucket_max_ns(b)), b);
+        ck_assert_uint_eq(lifebucket_of(lifebucket_max_ns(b) + 1), b + 1);
+    }
+}
+END_TEST
+
+START_TEST(seg_layout_and_validate)
+{
+    static struct seg_header h;
+    struct seg_geometry g;
+    uint32_t v;
+    seg_default_geometry(&g);
+    ck_assert_int_eq(seg_layout(&h, &g), 0);
+    h.magic = SEG_MAGIC;
+    h.version = SEG_VERSION;
+    h.sample = 1;
+    ck_assert_uint_le(h.total_size, 16u << 20);      /* the documented bound */
+    ck_assert_uint_eq(h.off_slots % 64, 0);
+    ck_assert_uint_eq(h.off_filter % 64, 0);
+    ck_assert_int_eq(seg_validate(&h, h.total_size, &v), 0);
+    ck_assert_int_eq(seg_validate(&h, h.total_size - 1, &v), EINVAL);   /* truncated */
+    h.off_track += 64;
+    ck_assert_int_eq(seg_validate(&h, h.total_size, &v), EINVAL);       /* moved region */
+    h.off_track -= 64;
+    h.nslots = 0;
+    ck_assert_int_eq(seg_validate(&h, h.total_size, &v), EINVAL);
+    h.nslots = g.nslots;
+    h.version = 99;
+    ck_assert_int_eq(seg_validate(&h, h.total_size, &v), EPROTO);
+    ck_assert_uint_eq(v, 99);
+    h.version = SEG_VERSION;
+    h.magic = 0;
+    ck_assert_int_eq(seg_validate(&h, h.total_size, &v), EPROTO);
+    ck_assert_int_eq(seg_validate(&h, 8, &v), EPROTO);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
     Suite *s = suite_create("core");
@@ -324,8 +412,13 @@ static Suite *core_suite(void)
     tcase_add_test(c, conf_load_secure_ignores_env);
     tcase_add_test(c, conf_load_line_numbers_and_size_limit);
     tcase_add_test(c, conf_backend_names);
+    TCase *z = tcase_create("sizeclass");
+    tcase_add_test(z, sizeclass_table);
+    tcase_add_test(z, lifebucket_table);
+    tcase_add_test(z, seg_layout_and_validate);
     suite_add_tcase(s, f);
     suite_add_tcase(s, c);
+    suite_add_tcase(s, z);
     return s;
 }
 

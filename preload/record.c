@@ -1,0 +1,918 @@
+/* record: counts every allocation into the shared-memory segment, tracks a
+ * sample of them for lifetimes and ages, and keeps the time series.
+ *
+ * The common path (an untracked malloc or free) reads the block's usable
+ * size from the backend, bumps its own thread's counters in the segment
+ * under that thread's seqlock, decrements a thread-local countdown, and on
+ * free tests one byte of a counting filter: no lock, no atomic read-modify-
+ * write, no cache line that another thread writes. About 1 in `sample`
+ * allocations, drawn with a geometric countdown so that every allocation has
+ * the same chance, is tracked: its address, size and time go into a table
+ * in the segment, found again at free through the filter. */
+#include "config.h"
+
+#include "record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dispatch.h"
+#include "fmt.h"
+#include "log.h"
+#include "seg.h"
+#include "segread.h"
+#include "sizeclass.h"
+
+/* ---- State; everything here is set by record_start and read-only after,
+ * except where a Synchronization note says otherwise. ---- */
+
+static const struct backend_ops *be;
+static struct backend_ops rec_ops;
+static struct seg_header *seg;
+static struct seg_slot *slots, *overflow, *retired;
+static struct seg_tracked *tracked;
+static struct seg_ages *ages;
+static struct seg_series *series;
+static struct seg_sample *samples;
+static struct seg_events *events;
+static struct seg_event *evs;
+static struct seg_track *table;
+static uint8_t *filter;
+static uint32_t track_mask, filter_shift;
+static long sample_n;
+static double log_keep;          /* log(1 - 1/sample_n) */
+static char seg_path[CONF_PATH_MAX + 32];
+static pthread_key_t slot_key;
+/* The segment's file is created unnamed (O_TMPFILE) and given its name
+ * (linkat) when the process first tracks a block, so that the many short
+ * processes a shell or mysqld_safe runs leave nothing behind. Kept: the
+ * descriptor and its identity, to check that the program has not closed it
+ * and reused the number. Synchronization: `published` changes from 0 under
+ * the CAS on sampler_started (one thread), and in a fork child. */
+static int seg_fd = -1;
+static dev_t seg_dev;
+static ino_t seg_ino;
+static int published;   /* 0: not yet, 1: named, -1: could not be named */
+
+/* Synchronization: atomic CAS 0 -> 1 by the thread that starts the sampler;
+ * reset in a fork child, which has no sampler. */
+static int sampler_started;
+/* Synchronization: a spinlock (atomic exchange) between threads that fold
+ * their slot into retired, and fork. Never taken by malloc or free. */
+static int fold_lock;
+/* Synchronization: held by the sampler while it writes the segment, and by
+ * fork around the copy, so that a child never inherits a half-written
+ * sample. */
+static pthread_mutex_t sampler_mu = PTHREAD_MUTEX_INITIALIZER;
+
+enum { T_NEW = 0, T_CLAIMING, T_LIVE, T_DEAD };
+
+struct rec_thread {
+    struct seg_slot *slot;   /* own slot, or overflow when none was free */
+    long countdown;          /* allocations until the next tracked one */
+    uint64_t rng;            /* xorshift64* state, 0 until seeded */
+    uint32_t tid;
+    int state;
+};
+static __thread struct rec_thread rt __attribute__((tls_model("initial-exec")));
+
+/* ---- Clocks and ids ---- */
+
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t my_tid(void)
+{
+    if (!rt.tid)
+        rt.tid = (uint32_t)syscall(SYS_gettid);
+    return rt.tid;
+}
+
+/* ---- Per-thread slots ---- */
+
+static void spin_lock(int *l)
+{
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(l, __ATOMIC_RELAXED))
+            sched_yield();
+}
+
+static void spin_unlock(int *l)
+{
+    __atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+/* Adds slot s into retired and clears it, inside one odd period of
+ * retired's seq. Precondition: fold_lock held. */
+static void fold_locked(struct seg_slot *s)
+{
+    uint64_t *dst = (uint64_t *)retired->cls, *src = (uint64_t *)s->cls;
+    __atomic_store_n(&retired->seq, retired->seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    for (size_t k = 0; k < sizeof s->cls / 8; k++) {
+        __atomic_store_n(&dst[k], dst[k] + src[k], __ATOMIC_RELAXED);
+        __atomic_store_n(&src[k], 0, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&s->state, SEG_SLOT_FREE, __ATOMIC_RELEASE);
+    __atomic_store_n(&retired->seq, retired->seq + 1, __ATOMIC_RELEASE);
+}
+
+/* pthread key destructor: the thread is exiting. Later allocations of this
+ * thread (other destructors) count in the overflow slot. */
+static void slot_exit(void *arg)
+{
+    struct seg_slot *s = arg;
+    rt.state = T_DEAD;
+    rt.slot = NULL;
+    if (!s || s == overflow)
+        return;
+    spin_lock(&fold_lock);
+    fold_locked(s);
+    spin_unlock(&fold_lock);
+}
+
+__attribute__((noinline))
+static struct seg_slot *slot_slow(void)
+{
+    if (rt.state != T_NEW)
+        return overflow;   /* claiming (re-entered), or exiting */
+    rt.state = T_CLAIMING;
+    __atomic_fetch_add(&seg->threads_seen, 1, __ATOMIC_RELAXED);
+    struct seg_slot *got = overflow;
+    for (uint32_t i = 0; i < seg->nslots; i++) {
+        uint32_t st = __atomic_load_n(&slots[i].state, __ATOMIC_RELAXED);
+        if (st == SEG_SLOT_FREE &&
+            __atomic_compare_exchange_n(&slots[i].state, &st, SEG_SLOT_LIVE, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+            got = &slots[i];
+            got->tid = my_tid();
+            __atomic_fetch_add(&seg->slots_in_use, 1, __ATOMIC_RELAXED);
+            break;
+        }
+    }
+    /* May allocate (keys past 32): that re-enters here and counts in overflow. */
+    if (got != overflow)
+        pthread_setspecific(slot_key, got);
+    rt.slot = got;
+    rt.state = T_LIVE;
+    return got;
+}
+
+static inline struct seg_slot *my_slot(void)
+{
+    struct seg_slot *s = rt.slot;
+    return likely(s != NULL) ? s : slot_slow();
+}
+
+/* The owning thread's update of one class, inside its seqlock; the overflow
+ * slot, shared, takes atomic adds instead. */
+static inline void count_alloc(struct seg_slot *s, unsigned c, size_t req, size_t usable, int is_realloc)
+{
+    struct seg_counters *k = &s->cls[c];
+    if (unlikely(s == overflow)) {
+        __atomic_fetch_add(&k->allocs, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&k->reallocs, (uint64_t)is_realloc, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&k->req_bytes, req, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&k->usable_alloc, usable, __ATOMIC_RELAXED);
+        return;
+    }
+    uint64_t q = s->seq;
+    __atomic_store_n(&s->seq, q + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    __atomic_store_n(&k->allocs, k->allocs + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->reallocs, k->reallocs + (uint64_t)is_realloc, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->req_bytes, k->req_bytes + req, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->usable_alloc, k->usable_alloc + usable, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->seq, q + 2, __ATOMIC_RELEASE);
+}
+
+static inline void count_free(struct seg_slot *s, unsigned c, size_t usable)
+{
+    struct seg_counters *k = &s->cls[c];
+    if (unlikely(s == overflow)) {
+        __atomic_fetch_add(&k->frees, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&k->usable_free, usable, __ATOMIC_RELAXED);
+        return;
+    }
+    uint64_t q = s->seq;
+    __atomic_store_n(&s->seq, q + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    __atomic_store_n(&k->frees, k->frees + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->usable_free, k->usable_free + usable, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->seq, q + 2, __ATOMIC_RELEASE);
+}
+
+/* ---- The tracked table and its filter ---- */
+
+static inline uint64_t addr_hash(const void *p)
+{
+    return ((uint64_t)(uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull;
+}
+
+static inline uint8_t *filter_cell(uint64_t h)
+{
+    return &filter[h >> filter_shift];
+}
+
+static void filter_inc(uint64_t h)
+{
+    uint8_t *f = filter_cell(h), v = __atomic_load_n(f, __ATOMIC_RELAXED);
+    while (v != 255 && !__atomic_compare_exchange_n(f, &v, (uint8_t)(v + 1), 1,
+                                                    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+        ;
+}
+
+static void filter_dec(uint64_t h)
+{
+    uint8_t *f = filter_cell(h), v = __atomic_load_n(f, __ATOMIC_RELAXED);
+    /* 255 is sticky: the count is no longer known. */
+    while (v != 255 && v != 0 && !__atomic_compare_exchange_n(f, &v, (uint8_t)(v - 1), 1,
+                                                              __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+        ;
+}
+
+static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, uint64_t t)
+{
+    uint32_t i = (uint32_t)(h >> 32);
+    for (uint32_t k = 0; k < SEG_TRACK_PROBE; k++) {
+        struct seg_track *e = &table[(i + k) & track_mask];
+        uint64_t a = __atomic_load_n(&e->addr, __ATOMIC_RELAXED);
+        if (a > 1)
+            continue;
+        if (__atomic_compare_exchange_n(&e->addr, &a, (uint64_t)(uintptr_t)p, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+            __atomic_store_n(&e->req, req, __ATOMIC_RELAXED);
+            __atomic_store_n(&e->usable, usable, __ATOMIC_RELAXED);
+            __atomic_store_n(&e->alloc_ns, t, __ATOMIC_RELEASE);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static struct seg_track *table_find(const void *p, uint64_t h)
+{
+    uint32_t i = (uint32_t)(h >> 32);
+    for (uint32_t k = 0; k < SEG_TRACK_PROBE; k++) {
+        struct seg_track *e = &table[(i + k) & track_mask];
+        uint64_t a = __atomic_load_n(&e->addr, __ATOMIC_ACQUIRE);
+        if (a == (uint64_t)(uintptr_t)p)
+            return e;
+        if (a == 0)
+            return NULL;
+    }
+    return NULL;
+}
+
+static void event_push(uint32_t kind, const void *p, uint64_t size, uint64_t life)
+{
+    uint64_t n = __atomic_fetch_add(&events->head, 1, __ATOMIC_RELAXED);
+    struct seg_event *e = &evs[n % seg->events_cap];
+    __atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    __atomic_store_n(&e->t_ns, clock_ns(CLOCK_REALTIME), __ATOMIC_RELAXED);
+    __atomic_store_n(&e->addr, (uint64_t)(uintptr_t)p, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->size, size, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->lifetime_ns, life, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->tid, my_tid(), __ATOMIC_RELAXED);
+    __atomic_store_n(&e->kind, kind, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->seq, n + 1, __ATOMIC_RELEASE);
+}
+
+/* ---- Sampling ---- */
+
+static uint64_t rng_next(void)
+{
+    uint64_t x = rt.rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rt.rng = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+/* A geometric draw with mean sample_n, >= 1: the allocations until the next
+ * tracked one, so that each allocation is tracked with probability 1/N. */
+static long draw_countdown(void)
+{
+    if (sample_n <= 1)
+        return 1;
+    double u = ((double)(rng_next() >> 11) + 1.0) * (1.0 / 9007199254740992.0);  /* (0, 1] */
+    double k = floor(log(u) / log_keep);
+    return k >= 1e15 ? (long)1e15 : 1 + (long)k;
+}
+
+static void start_sampler(void);
+static void publish(void);
+
+static void track(const void *p, size_t req, size_t usable, unsigned c)
+{
+    uint64_t h = addr_hash(p);
+    uint64_t t = clock_ns(CLOCK_MONOTONIC);
+    struct seg_tracked *tk = &tracked[c];
+
+    if (!table_insert(p, h, req, usable, t)) {
+        __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    filter_inc(h);
+    __atomic_fetch_add(&tk->allocs, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&tk->req_alloc, req, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&tk->usable_alloc, usable, __ATOMIC_RELAXED);
+    event_push(SEG_EV_ALLOC, p, req, 0);
+    if (unlikely(!__atomic_load_n(&sampler_started, __ATOMIC_RELAXED)))
+        start_sampler();
+}
+
+__attribute__((noinline))
+static void maybe_track(const void *p, size_t req, size_t usable, unsigned c)
+{
+    if (unlikely(rt.rng == 0)) {
+        /* First draw of this thread: seed, then count this allocation. */
+        rt.rng = (clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)my_tid() << 32) ^ (uintptr_t)&rt) | 1;
+        rt.countdown = draw_countdown();
+        if (--rt.countdown > 0)
+            return;
+    }
+    rt.countdown = draw_countdown();
+    track(p, req, usable, c);
+}
+
+/* Removes p from the table if it is tracked; *out gets its entry. */
+static int untrack_take(const void *p, struct seg_track *out)
+{
+    uint64_t h = addr_hash(p);
+    if (likely(__atomic_load_n(filter_cell(h), __ATOMIC_RELAXED) == 0))
+        return 0;
+    struct seg_track *e = table_find(p, h);
+    if (!e)
+        return 0;   /* the filter's false positive */
+    out->addr = (uint64_t)(uintptr_t)p;
+    out->alloc_ns = __atomic_load_n(&e->alloc_ns, __ATOMIC_ACQUIRE);
+    out->req = __atomic_load_n(&e->req, __ATOMIC_RELAXED);
+    out->usable = __atomic_load_n(&e->usable, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->alloc_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->addr, 1, __ATOMIC_RELEASE);
+    filter_dec(h);
+    return 1;
+}
+
+/* Puts back an entry that untrack_take took (a realloc that failed). */
+static void untrack_undo(const void *p, const struct seg_track *e)
+{
+    uint64_t h = addr_hash(p);
+    if (table_insert(p, h, e->req, e->usable, e->alloc_ns))
+        filter_inc(h);
+}
+
+/* Accounts the end of a tracked block's life. */
+static void untrack_finish(const void *p, const struct seg_track *e)
+{
+    uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    uint64_t life = now > e->alloc_ns ? now - e->alloc_ns : 0;
+    struct seg_tracked *tk = &tracked[sizeclass_of(e->usable)];
+    __atomic_fetch_add(&tk->frees, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&tk->req_free, e->req, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&tk->usable_free, e->usable, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&tk->lifetime[lifebucket_of(life)], 1, __ATOMIC_RELAXED);
+    event_push(SEG_EV_FREE, p, e->req, life);
+}
+
+/* ---- The recording table of operations ---- */
+
+static inline void on_alloc(void *p, size_t req, int is_realloc)
+{
+    size_t u = be->usable(p);
+    unsigned c = sizeclass_of(u);
+    count_alloc(my_slot(), c, req, u, is_realloc);
+    if (unlikely(--rt.countdown <= 0))
+        maybe_track(p, req, u, c);
+}
+
+static inline void on_free(void *p)
+{
+    size_t u = be->usable(p);
+    struct seg_track e;
+    count_free(my_slot(), sizeclass_of(u), u);
+    if (unlikely(untrack_take(p, &e)))
+        untrack_finish(p, &e);
+}
+
+static void *rec_malloc(size_t n)
+{
+    void *p = be->malloc(n);
+    if (likely(p != NULL))
+        on_alloc(p, n, 0);
+    return p;
+}
+
+static void rec_free(void *p)
+{
+    if (p == NULL)
+        return;
+    on_free(p);
+    be->free(p);
+}
+
+static void rec_free_sized(void *p, size_t n)
+{
+    on_free(p);
+    be->free_sized(p, n);
+}
+
+static void *rec_calloc(size_t n, size_t size)
+{
+    void *p = be->calloc(n, size);
+    if (likely(p != NULL))
+        on_alloc(p, n * size, 0);
+    return p;
+}
+
+static void *rec_aligned(size_t align, size_t n)
+{
+    void *p = be->aligned(align, n);
+    if (likely(p != NULL))
+        on_alloc(p, n, 0);
+    return p;
+}
+
+/* A realloc ends the old block (its class, its usable size, its lifetime if
+ * tracked) and begins the new one. The old block is untracked before the
+ * call, so that its address, once free, cannot be tracked again by another
+ * thread before we are done with it; a failed realloc puts it back. */
+static void *rec_realloc(void *p, size_t n)
+{
+    struct seg_track e;
+    size_t ou;
+    int was;
+    void *q;
+
+    if (p == NULL)
+        return rec_malloc(n);
+    ou = be->usable(p);
+    was = untrack_take(p, &e);
+    q = be->realloc(p, n);
+    if (q == NULL && n != 0) {
+        if (was)
+            untrack_undo(p, &e);
+        return NULL;
+    }
+    count_free(my_slot(), sizeclass_of(ou), ou);
+    if (was)
+        untrack_finish(p, &e);
+    if (q != NULL)
+        on_alloc(q, n, 1);
+    return q;
+}
+
+/* ---- The sampler thread ---- */
+
+/* Reads a small /proc file into buf (NUL-terminated); returns its length. */
+static size_t read_proc(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    size_t got = 0;
+    if (fd < 0)
+        return 0;
+    while (got < cap - 1) {
+        ssize_t r = read(fd, buf + got, cap - 1 - got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[got] = '\0';
+    return got;
+}
+
+/* The value in kB of "name:" in a /proc status-like text, in bytes. */
+static uint64_t proc_field_kb(const char *text, const char *name)
+{
+    const char *p = text;
+    size_t nl = strlen(name);
+    while ((p = strstr(p, name)) != NULL) {
+        if ((p == text || p[-1] == '\n') && p[nl] == ':') {
+            uint64_t v = 0;
+            for (p += nl + 1; *p == ' ' || *p == '\t'; p++)
+                ;
+            for (; *p >= '0' && *p <= '9'; p++)
+                v = v * 10 + (uint64_t)(*p - '0');
+            return v * 1024;
+        }
+        p += nl;
+    }
+    return 0;
+}
+
+static void sample_once(void)
+{
+    static struct seg_counters sum[SIZECLASS_COUNT];
+    static uint64_t age[SIZECLASS_COUNT][LIFEBUCKET_COUNT];
+    static char text[4096];
+    struct seg_sample smp;
+    uint64_t now_mono = clock_ns(CLOCK_MONOTONIC);
+
+    memset(&smp, 0, sizeof smp);
+    smp.t_ns = clock_ns(CLOCK_REALTIME);
+    seg_sum(seg, sum);
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+        int exact;
+        smp.live_count += sum[c].allocs - sum[c].frees;
+        smp.live_usable += sum[c].usable_alloc - sum[c].usable_free;
+        smp.live_req += seg_live_req_class(seg, &sum[c], c, &exact);
+        smp.allocs += sum[c].allocs;
+        smp.frees += sum[c].frees;
+        smp.req_bytes += sum[c].req_bytes;
+    }
+    if (read_proc("/proc/self/smaps_rollup", text, sizeof text)) {
+        smp.rss = proc_field_kb(text, "Rss");
+        smp.rss_anon = proc_field_kb(text, "Anonymous");
+        smp.rss_huge = proc_field_kb(text, "AnonHugePages");
+    }
+    if (read_proc("/proc/self/statm", text, sizeof text)) {
+        uint64_t pages = 0;
+        for (const char *p = text; *p >= '0' && *p <= '9'; p++)
+            pages = pages * 10 + (uint64_t)(*p - '0');
+        smp.vsz = pages * dispatch_pagesize;
+        if (!smp.rss) {  /* no smaps_rollup (old kernel): statm's resident */
+            const char *p = strchr(text, ' ');
+            uint64_t res = 0;
+            for (p = p ? p + 1 : ""; *p >= '0' && *p <= '9'; p++)
+                res = res * 10 + (uint64_t)(*p - '0');
+            smp.rss = res * dispatch_pagesize;
+        }
+    }
+    be->snapshot(&smp.backend);
+
+    /* Ages of the tracked blocks still live. */
+    memset(age, 0, sizeof age);
+    for (uint32_t i = 0; i <= track_mask; i++) {
+        struct seg_track *e = &table[i];
+        if (__atomic_load_n(&e->addr, __ATOMIC_RELAXED) <= 1)
+            continue;
+        uint64_t t = __atomic_load_n(&e->alloc_ns, __ATOMIC_ACQUIRE);
+        uint64_t u = __atomic_load_n(&e->usable, __ATOMIC_RELAXED);
+        if (t == 0)
+            continue;
+        age[sizeclass_of(u)][lifebucket_of(now_mono > t ? now_mono - t : 0)]++;
+    }
+
+    pthread_mutex_lock(&sampler_mu);
+    __atomic_store_n(&ages->seq, ages->seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    ages->at_ns = now_mono;
+    ages->dropped = __atomic_load_n(&seg->tracked_dropped, __ATOMIC_RELAXED);
+    memcpy(ages->count, age, sizeof age);
+    __atomic_store_n(&ages->seq, ages->seq + 1, __ATOMIC_RELEASE);
+
+    uint64_t n = series->head;
+    struct seg_sample *dst = &samples[n % seg->series_cap];
+    __atomic_store_n(&dst->seq, dst->seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    smp.seq = dst->seq;
+    memcpy((char *)dst + 8, (char *)&smp + 8, sizeof smp - 8);
+    __atomic_store_n(&dst->seq, dst->seq + 1, __ATOMIC_RELEASE);
+    if (smp.rss > series->peak_rss) {
+        series->peak_rss = smp.rss;
+        series->peak_rss_ns = smp.t_ns;
+    }
+    __atomic_store_n(&series->head, n + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&seg->heartbeat_ns, smp.t_ns, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&sampler_mu);
+}
+
+static void *sampler_main(void *arg)
+{
+    struct timespec next;
+    long interval_ms = (long)(uintptr_t)arg;
+
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    for (;;) {
+        sample_once();
+        next.tv_nsec += (interval_ms % 1000) * 1000000L;
+        next.tv_sec += interval_ms / 1000 + next.tv_nsec / 1000000000L;
+        next.tv_nsec %= 1000000000L;
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+            ;
+    }
+    return NULL;
+}
+
+static long sampler_interval;
+
+/* Started by the first tracked allocation, so that short-lived processes
+ * (a shell's children) never get a thread. All signals are blocked in it:
+ * they belong to the program's threads. */
+static void start_sampler(void)
+{
+    int zero = 0;
+    pthread_t t;
+    pthread_attr_t attr;
+    sigset_t all, old;
+
+    if (!__atomic_compare_exchange_n(&sampler_started, &zero, 1, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
+        return;
+    publish();
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    if (pthread_create(&t, &attr, sampler_main, (void *)(uintptr_t)sampler_interval) == 0)
+        pthread_setname_np(t, "mallocshim");
+    else
+        log_msg("cannot start the sampler thread; the time series stays empty");
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ---- The segment's file ---- */
+
+/* Removes `path` if it is a regular file of ours: left by an earlier image
+ * of this pid (an exec) or by a dead process whose pid came round again. */
+static int remove_stale(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+        return 0;
+    return unlink(path) == 0;
+}
+
+/* An unnamed file in dir, or, where O_TMPFILE is not supported, the named
+ * file itself (then *named is set). */
+static int create_segment(const char *dir, const char *path, int *named)
+{
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    *named = 0;
+    if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+        return fd;
+    *named = 1;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST || !remove_stale(path))
+            break;
+    }
+    return fd;
+}
+
+static int same_file(int fd)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == seg_ino && st.st_dev == seg_dev;
+}
+
+/* Gives the segment its name. Runs once, from the first tracked allocation. */
+static void publish(void)
+{
+    char proc[64];
+
+    if (published)
+        return;
+    if (!same_file(seg_fd)) {
+        published = -1;
+        log_msg("the segment's descriptor %d was closed by the program; %s is not created, "
+                "so shimdump cannot find pid %d", seg_fd, seg_path, (int)getpid());
+        return;
+    }
+    fmt_buf(proc, sizeof proc, "/proc/self/fd/%d", seg_fd);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, seg_path, AT_SYMLINK_FOLLOW) == 0 ||
+            linkat(seg_fd, "", AT_FDCWD, seg_path, AT_EMPTY_PATH) == 0) {
+            published = 1;
+            return;
+        }
+        if (errno != EEXIST || !remove_stale(seg_path))
+            break;
+    }
+    published = -1;
+    log_msg("cannot create %s: %s; shimdump cannot find pid %d", seg_path, strerror(errno),
+            (int)getpid());
+}
+
+static void fill_header(const struct conf *c, const struct seg_geometry *g)
+{
+    char text[SEG_CONFIG_MAX];
+    seg->version = SEG_VERSION;
+    seg_layout(seg, g);
+    seg->pid = (uint32_t)getpid();
+    seg->uid = (uint32_t)getuid();
+    seg->start_ns = clock_ns(CLOCK_REALTIME);
+    seg->start_mono_ns = clock_ns(CLOCK_MONOTONIC);
+    seg->backend = (uint32_t)be->id;
+    seg->sample = (uint32_t)c->sample;
+    seg->interval_ms = (uint32_t)c->interval_ms;
+    seg->flags = c->sample == 1 ? SEG_F_EXACT_REQ : 0;
+    if (read_proc("/proc/self/comm", text, sizeof seg->comm)) {
+        char *nl = strchr(text, '\n');
+        if (nl)
+            *nl = '\0';
+        fmt_buf(seg->comm, sizeof seg->comm, "%s", text);
+    }
+    fmt_buf(seg->backend_name, sizeof seg->backend_name, "%s", be->name);
+    be->version(seg->backend_version, sizeof seg->backend_version);
+    conf_format(c, seg->config, sizeof seg->config);
+}
+
+static void map_regions(void)
+{
+    char *b = (char *)seg;
+    slots = (struct seg_slot *)(b + seg->off_slots);
+    overflow = (struct seg_slot *)(b + seg->off_overflow);
+    retired = (struct seg_slot *)(b + seg->off_retired);
+    tracked = (struct seg_tracked *)(b + seg->off_tracked);
+    ages = (struct seg_ages *)(b + seg->off_ages);
+    series = (struct seg_series *)(b + seg->off_series);
+    samples = (struct seg_sample *)(series + 1);
+    events = (struct seg_events *)(b + seg->off_events);
+    evs = (struct seg_event *)(events + 1);
+    table = (struct seg_track *)(b + seg->off_track);
+    filter = (uint8_t *)(b + seg->off_filter);
+    track_mask = seg->track_cap - 1;
+    filter_shift = 64 - seg->filter_bits;
+}
+
+/* ---- fork and exit ---- */
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&sampler_mu);
+    spin_lock(&fold_lock);
+}
+
+static void fork_parent(void)
+{
+    spin_unlock(&fold_lock);
+    pthread_mutex_unlock(&sampler_mu);
+}
+
+/* The child gets its own file, a copy of the parent's segment as of the
+ * fork (its heap is a copy too), mapped over the same address so that every
+ * pointer stays good; the slots of the parent's other threads, which the
+ * child does not have, fold into retired. */
+static void fork_child(void)
+{
+    struct seg_slot *mine = rt.slot;
+    size_t size = seg->total_size;
+    int fd, named;
+    struct stat st;
+
+    spin_unlock(&fold_lock);
+    pthread_mutex_init(&sampler_mu, NULL);
+    sampler_started = 0;
+    rt.tid = 0;
+    if (same_file(seg_fd))
+        close(seg_fd);   /* the parent's file; never the program's */
+    seg_fd = -1;
+    published = 0;
+    if (seg_path[0]) {
+        /* seg_path is "<dir>/mallocshim.<pid>": the same with our pid. */
+        char *dot = strrchr(seg_path, '.'), dir[sizeof seg_path];
+        char *slash = strrchr(seg_path, '/');
+        size_t dl = slash ? (size_t)(slash - seg_path) : 0;
+        memcpy(dir, seg_path, dl);
+        dir[dl ? dl : 0] = '\0';
+        if (!dl)
+            fmt_buf(dir, sizeof dir, "/");
+        fmt_buf(dot + 1, sizeof seg_path - (size_t)(dot + 1 - seg_path), "%u", (unsigned)getpid());
+        fd = create_segment(dir, seg_path, &named);
+    } else {
+        fd = -1;
+        errno = ENOENT;
+    }
+    if (fd >= 0 && ftruncate(fd, (off_t)size) == 0 &&
+        (size_t)pwrite(fd, seg, size, 0) == size &&
+        mmap(seg, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == (void *)seg &&
+        fstat(fd, &st) == 0) {
+        seg_fd = fd;
+        seg_dev = st.st_dev;
+        seg_ino = st.st_ino;
+        published = named;
+    } else {
+        /* Keep counting, privately: never into the parent's file. */
+        void *copy = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (seg_path[0])
+            log_msg("fork child %d: cannot create its segment: %s; recording privately",
+                    (int)getpid(), strerror(errno));
+        if (copy != MAP_FAILED) {
+            memcpy(copy, seg, size);
+            mremap(copy, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, seg);
+        }
+        if (fd >= 0)
+            close(fd);
+        published = -1;
+    }
+    seg->pid = (uint32_t)getpid();
+    seg->start_ns = clock_ns(CLOCK_REALTIME);
+    seg->heartbeat_ns = 0;
+    for (uint32_t i = 0; i < seg->nslots; i++)
+        if (&slots[i] != mine && slots[i].state == SEG_SLOT_LIVE) {
+            slots[i].seq &= ~(uint64_t)1;
+            fold_locked(&slots[i]);
+            seg->slots_in_use--;
+        }
+}
+
+__attribute__((destructor)) static void record_exit(void)
+{
+    if (seg && published == 1 && seg->pid == (uint32_t)getpid()) {
+        __atomic_fetch_or(&seg->flags, SEG_F_FINISHED, __ATOMIC_RELAXED);
+        unlink(seg_path);
+    }
+}
+
+/* ---- Start ---- */
+
+const char *record_path(void)
+{
+    return seg_path;
+}
+
+int record_start(const struct conf *c, const struct backend_ops *backend,
+                 const struct backend_ops **ops)
+{
+    struct seg_geometry g;
+    struct seg_header probe;
+    void *map;
+    int fd, err, named;
+    struct stat st;
+
+    if (!c->record)
+        return ENOTSUP;
+    seg_default_geometry(&g);
+    g.series_cap = (uint32_t)c->series;
+    g.nslots = (uint32_t)c->slots;
+    memset(&probe, 0, sizeof probe);
+    if (seg_layout(&probe, &g) != 0)
+        return EINVAL;
+    fmt_buf(seg_path, sizeof seg_path, "%s/mallocshim.%u", c->shm_dir, (unsigned)getpid());
+    fd = create_segment(c->shm_dir, seg_path, &named);
+    if (fd < 0) {
+        err = errno;
+        log_msg("cannot create %s: %s; recording is off", seg_path, strerror(err));
+        seg_path[0] = '\0';
+        return err;
+    }
+    /* A setuid program's segment belongs to whoever ran it. */
+    if (geteuid() == 0 && getuid() != 0 && fchown(fd, getuid(), getgid()) != 0)
+        log_msg("cannot give %s to uid %u: %s", seg_path, (unsigned)getuid(), strerror(errno));
+    if (ftruncate(fd, (off_t)probe.total_size) != 0 ||
+        (map = mmap(NULL, probe.total_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+        err = errno;
+        log_msg("cannot map %s (%llu bytes): %s; recording is off", seg_path,
+                (unsigned long long)probe.total_size, strerror(err));
+        close(fd);
+        if (named)
+            unlink(seg_path);
+        seg_path[0] = '\0';
+        return err;
+    }
+    if ((err = pthread_key_create(&slot_key, slot_exit)) != 0 || fstat(fd, &st) != 0) {
+        err = err ? err : errno;
+        log_msg("cannot create a thread key: %s; recording is off", strerror(err));
+        munmap(map, probe.total_size);
+        close(fd);
+        if (named)
+            unlink(seg_path);
+        seg_path[0] = '\0';
+        return err;
+    }
+    seg_fd = fd;
+    seg_dev = st.st_dev;
+    seg_ino = st.st_ino;
+    published = named;
+    be = backend;
+    seg = map;
+    fill_header(c, &g);
+    map_regions();
+    sample_n = c->sample;
+    log_keep = log1p(-1.0 / (double)(sample_n > 1 ? sample_n : 2));
+    sampler_interval = c->interval_ms;
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+
+    rec_ops = *backend;
+    rec_ops.malloc = rec_malloc;
+    rec_ops.free = rec_free;
+    rec_ops.free_sized = rec_free_sized;
+    rec_ops.calloc = rec_calloc;
+    rec_ops.realloc = rec_realloc;
+    rec_ops.aligned = rec_aligned;
+    /* The header is complete: make it findable. */
+    __atomic_store_n(&seg->magic, SEG_MAGIC, __ATOMIC_RELEASE);
+    *ops = &rec_ops;
+    return 0;
+}

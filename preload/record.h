@@ -1,0 +1,24 @@
+/* record: counts every allocation into the shared-memory segment (seg.h),
+ * tracks a sample of them for lifetimes, and keeps the time series. It sits
+ * on the dispatch path as a table of operations that wraps the backend's. */
+#ifndef MALLOCSHIM_RECORD_H
+#define MALLOCSHIM_RECORD_H
+
+#include "backend.h"
+#include "conf.h"
+
+#pragma GCC visibility push(hidden)
+
+/* Creates the segment for this process and returns, in *ops, the recording
+ * table that wraps `backend`. Called once by the initializing thread, before
+ * the first block is handed out. Returns 0, or an errno value after one line
+ * on stderr; then the caller keeps `backend` and nothing is recorded. */
+int record_start(const struct conf *c, const struct backend_ops *backend,
+                 const struct backend_ops **ops);
+
+/* The segment's path (named at the first tracked allocation). */
+const char *record_path(void);
+
+#pragma GCC visibility pop
+
+#endif

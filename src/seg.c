@@ -1,0 +1,103 @@
+/* seg: layout and validation of the shared-memory segment (see seg.h). */
+#include "config.h"
+
+#include "seg.h"
+
+#include <errno.h>
+#include <string.h>
+
+static uint64_t align64(uint64_t v)
+{
+    return (v + 63) & ~(uint64_t)63;
+}
+
+void seg_default_geometry(struct seg_geometry *g)
+{
+    g->nslots = SEG_SLOTS_DEFAULT;
+    g->series_cap = SEG_SERIES_DEFAULT;
+    g->events_cap = SEG_EVENTS_DEFAULT;
+    g->track_cap = SEG_TRACK_DEFAULT;
+    g->filter_bits = SEG_FILTER_BITS;
+}
+
+int seg_layout(struct seg_header *h, const struct seg_geometry *g)
+{
+    uint64_t off = align64(sizeof(struct seg_header));
+
+    if (g->nslots < 1 || g->nslots > 65536 || g->series_cap < 1 || g->series_cap > (1u << 24) ||
+        g->events_cap < 1 || g->events_cap > (1u << 24) || g->track_cap < 64 ||
+        g->track_cap > (1u << 26) || g->filter_bits < 8 || g->filter_bits > 28)
+        return EINVAL;
+    h->header_size = sizeof(struct seg_header);
+    h->nclasses = SIZECLASS_COUNT;
+    h->nbuckets = LIFEBUCKET_COUNT;
+    h->nslots = g->nslots;
+    h->series_cap = g->series_cap;
+    h->events_cap = g->events_cap;
+    h->track_cap = g->track_cap;
+    h->filter_bits = g->filter_bits;
+    h->off_slots = off;
+    off = align64(off + (uint64_t)g->nslots * sizeof(struct seg_slot));
+    h->off_overflow = off;
+    off = align64(off + sizeof(struct seg_slot));
+    h->off_retired = off;
+    off = align64(off + sizeof(struct seg_slot));
+    h->off_tracked = off;
+    off = align64(off + SIZECLASS_COUNT * sizeof(struct seg_tracked));
+    h->off_ages = off;
+    off = align64(off + sizeof(struct seg_ages));
+    h->off_series = off;
+    off = align64(off + sizeof(struct seg_series) + (uint64_t)g->series_cap * sizeof(struct seg_sample));
+    h->off_events = off;
+    off = align64(off + sizeof(struct seg_events) + (uint64_t)g->events_cap * sizeof(struct seg_event));
+    h->off_track = off;
+    off = align64(off + (uint64_t)g->track_cap * sizeof(struct seg_track));
+    h->off_filter = off;
+    off = align64(off + ((uint64_t)1 << g->filter_bits));
+    h->total_size = (off + 4095) & ~(uint64_t)4095;
+    return h->total_size < (1ull << 30) ? 0 : EINVAL;
+}
+
+static int inside(uint64_t off, uint64_t len, uint64_t size)
+{
+    return off <= size && len <= size - off;
+}
+
+int seg_validate(const struct seg_header *h, uint64_t file_size, uint32_t *version_out)
+{
+    struct seg_header want;
+    struct seg_geometry g;
+
+    if (version_out)
+        *version_out = 0;
+    if (file_size < 16 || h->magic != SEG_MAGIC)
+        return EPROTO;
+    if (version_out)
+        *version_out = h->version;
+    if (h->version != SEG_VERSION)
+        return EPROTO;
+    if (file_size < sizeof(struct seg_header) || h->header_size != sizeof(struct seg_header) ||
+        h->nclasses != SIZECLASS_COUNT || h->nbuckets != LIFEBUCKET_COUNT)
+        return EINVAL;
+    /* Recompute the layout from the geometry: offsets must match exactly,
+     * so nothing in the header can point anywhere else. */
+    memset(&want, 0, sizeof want);
+    g.nslots = h->nslots;
+    g.series_cap = h->series_cap;
+    g.events_cap = h->events_cap;
+    g.track_cap = h->track_cap;
+    g.filter_bits = h->filter_bits;
+    if (seg_layout(&want, &g) != 0)
+        return EINVAL;
+    if (want.off_slots != h->off_slots || want.off_overflow != h->off_overflow ||
+        want.off_retired != h->off_retired || want.off_tracked != h->off_tracked ||
+        want.off_ages != h->off_ages || want.off_series != h->off_series ||
+        want.off_events != h->off_events || want.off_track != h->off_track ||
+        want.off_filter != h->off_filter || want.total_size != h->total_size)
+        return EINVAL;
+    if (!inside(0, h->total_size, file_size))
+        return EINVAL;
+    if (h->sample < 1 || h->backend > SEG_BACKEND_TCMALLOC)
+        return EINVAL;
+    return 0;
+}

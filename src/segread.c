@@ -1,0 +1,111 @@
+/* segread: consistent reads of a live segment (see seg.h's protocol). */
+#include "config.h"
+
+#include "segread.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define RETRIES 1000
+
+static uint64_t ld(const uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static const void *at(const struct seg_header *h, uint64_t off)
+{
+    return (const char *)h + off;
+}
+
+int seg_read_locked(const uint64_t *seq, const void *src, void *dst, size_t n)
+{
+    for (int i = 0; i < RETRIES; i++) {
+        uint64_t s0 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+        if (s0 & 1)
+            continue;
+        for (size_t k = 0; k < n / 8; k++)
+            ((uint64_t *)dst)[k] = ld((const uint64_t *)src + k);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(seq, __ATOMIC_RELAXED) == s0)
+            return 0;
+    }
+    for (size_t k = 0; k < n / 8; k++)
+        ((uint64_t *)dst)[k] = ld((const uint64_t *)src + k);
+    return EAGAIN;
+}
+
+static void add(struct seg_counters *out, const struct seg_counters *in)
+{
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+        out[c].allocs += in[c].allocs;
+        out[c].frees += in[c].frees;
+        out[c].reallocs += in[c].reallocs;
+        out[c].req_bytes += in[c].req_bytes;
+        out[c].usable_alloc += in[c].usable_alloc;
+        out[c].usable_free += in[c].usable_free;
+    }
+}
+
+int seg_sum(const struct seg_header *h, struct seg_counters out[SIZECLASS_COUNT])
+{
+    static __thread struct seg_counters tmp[SIZECLASS_COUNT];
+    const struct seg_slot *slots = at(h, h->off_slots);
+    const struct seg_slot *overflow = at(h, h->off_overflow);
+    const struct seg_slot *retired = at(h, h->off_retired);
+    int rc = 0;
+
+    /* The retired total's seq also covers folds: a thread that exits adds its
+     * slot to retired and clears the slot inside one odd period, so a sum
+     * taken across an unchanged, even retired seq counts it once. */
+    for (int attempt = 0; attempt < RETRIES; attempt++) {
+        uint64_t r0 = __atomic_load_n(&retired->seq, __ATOMIC_ACQUIRE);
+        if (r0 & 1)
+            continue;
+        memset(out, 0, sizeof(struct seg_counters) * SIZECLASS_COUNT);
+        rc = 0;
+        for (uint32_t i = 0; i < h->nslots; i++) {
+            if (__atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE) != SEG_SLOT_LIVE)
+                continue;  /* never used, or folded into retired and cleared */
+            if (seg_read_locked(&slots[i].seq, slots[i].cls, tmp, sizeof tmp) != 0)
+                rc = EAGAIN;
+            add(out, tmp);
+        }
+        seg_read_locked(&overflow->seq, overflow->cls, tmp, sizeof tmp);
+        add(out, tmp);
+        for (size_t k = 0; k < sizeof tmp / 8; k++)
+            ((uint64_t *)tmp)[k] = ld((const uint64_t *)retired->cls + k);
+        add(out, tmp);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&retired->seq, __ATOMIC_RELAXED) == r0)
+            return rc;
+    }
+    return EAGAIN;
+}
+
+void seg_read_tracked(const struct seg_header *h, unsigned c, struct seg_tracked *out)
+{
+    const struct seg_tracked *t = (const struct seg_tracked *)at(h, h->off_tracked) + c;
+    for (size_t k = 0; k < sizeof *out / 8; k++)
+        ((uint64_t *)out)[k] = ld((const uint64_t *)t + k);
+}
+
+uint64_t seg_live_req_class(const struct seg_header *h, const struct seg_counters *sum,
+                            unsigned c, int *exact)
+{
+    struct seg_tracked t;
+    uint64_t live = sum->allocs - sum->frees;
+    uint64_t live_usable = sum->usable_alloc - sum->usable_free;
+    uint64_t tl, treq;
+
+    seg_read_tracked(h, c, &t);
+    tl = t.allocs - t.frees;
+    treq = t.req_alloc - t.req_free;
+    *exact = (h->flags & SEG_F_EXACT_REQ) && ld(&h->tracked_dropped) == 0;
+    if (*exact)
+        return treq;
+    if (tl == 0 || live == 0)
+        return live ? live_usable : 0;
+    /* live * treq / tl without overflow: both fit in 64 bits, the product may not. */
+    return (uint64_t)((unsigned __int128)live * treq / tl);
+}

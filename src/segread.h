@@ -1,0 +1,30 @@
+/* segread: consistent reads of a live segment: the per-class totals summed
+ * over every thread's slot, and the estimate of live requested bytes. Used
+ * by the preload's sampler thread and by the tools. */
+#ifndef MALLOCSHIM_SEGREAD_H
+#define MALLOCSHIM_SEGREAD_H
+
+#include "seg.h"
+
+/* Sums each class's counters over the slots, the overflow slot and the
+ * retired total of a validated segment, following the seqlocks. Returns 0
+ * for a consistent sum, or EAGAIN when a writer kept a slot busy past the
+ * retry limit (a thread stopped mid-update, or a dead process): the sum is
+ * then as close as could be read. Never blocks, never allocates. */
+int seg_sum(const struct seg_header *h, struct seg_counters out[SIZECLASS_COUNT]);
+
+/* Live requested bytes of class c: exact when the segment says so
+ * (SEG_F_EXACT_REQ and nothing dropped), else live blocks times the mean
+ * requested size of the tracked live blocks of that class, or live usable
+ * bytes when none of them is tracked. *exact is set to 1 or 0. */
+uint64_t seg_live_req_class(const struct seg_header *h, const struct seg_counters *sum,
+                            unsigned c, int *exact);
+
+/* Copies the tracked aggregates of class c (atomic reads). */
+void seg_read_tracked(const struct seg_header *h, unsigned c, struct seg_tracked *out);
+
+/* Reads a seqlock-guarded region of n bytes at src into dst. Returns 0, or
+ * EAGAIN after the retry limit (dst then holds the last attempt). */
+int seg_read_locked(const uint64_t *seq, const void *src, void *dst, size_t n);
+
+#endif

@@ -1,0 +1,42 @@
+#!/bin/sh
+# record.sh: what libmallocshim.so records into its segment, under each
+# backend: exact counts, lifetimes and ages with sample:1; estimates within
+# 3% with the default sampling; 16 threads with cross-thread frees (with and
+# without enough slots); fork children and exec'ed images.
+. "$TOP_SRCDIR/t/lib.sh"
+
+shm="$TMP/shm"
+mkdir -p "$shm"
+for b in $(backends); do
+    EXTRA_CONF="shm_dir:$shm,sample:1" check shim "$b" "$T/pattern" "$shm"
+    ok $? "$b: a known pattern with sample:1: exact counts, live bytes, lifetime buckets, ages"
+    EXTRA_CONF="shm_dir:$shm" check shim "$b" "$T/estimate" "$shm"
+    ok $? "$b: default sampling: exact totals, requested bytes estimated within 3% ($(cut -d' ' -f9- "$TMP/out"))"
+    EXTRA_CONF="shm_dir:$shm" check shim "$b" "$T/xthreads" "$shm"
+    ok $? "$b: 16 threads freeing each other's blocks count exactly"
+    EXTRA_CONF="shm_dir:$shm,slots:4" check shim "$b" "$T/xthreads" "$shm"
+    ok $? "$b: 16 threads with 4 slots (the rest in the overflow slot) count exactly"
+    EXTRA_CONF="shm_dir:$shm,sample:1" check shim "$b" "$T/segfork" "$shm"
+    ok $? "$b: a fork child's own segment, the parent's untouched, an exec'ed image's fresh one"
+done
+
+# Normal exit removes the segment; a killed process leaves it readable.
+# (env, not the shim function, so that $! is the pid that sh and sleep exec in)
+env MALLOCSHIM_CONF="backend:glibc,shm_dir:$shm,sample:1" LD_PRELOAD="$SHIM" sh -c 'exec sleep 30' &
+pid=$!
+sleep 1
+[ -f "$shm/mallocshim.$pid" ]
+ok $? "a running process's segment is $shm/mallocshim.<pid>"
+[ "$(stat -c %a "$shm/mallocshim.$pid")" = 600 ]
+ok $? "it is created mode 0600"
+kill -9 $pid
+wait $pid 2>/dev/null
+[ -f "$shm/mallocshim.$pid" ]
+ok $? "a killed process's segment stays for post-mortem"
+EXTRA_CONF="shm_dir:$shm,sample:1" check shim glibc /bin/ls /
+[ -z "$(ls "$shm" | grep -v "mallocshim.$pid\$")" ]
+ok $? "processes that exit normally leave nothing behind"
+EXTRA_CONF="shm_dir:/nonexistent/dir,verbose:1" check shim glibc /bin/echo ok
+[ "$(cat "$TMP/out")" = ok ] && grep -q 'cannot create /nonexistent/dir/mallocshim' "$TMP/err"
+ok $? "an unusable shm_dir: one line, the program runs without recording"
+done_testing
