@@ -21,8 +21,10 @@ per_pair() {  # per_pair PRELOAD CONF SIZE
     awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f", (b - a) / 200000 }'
 }
 
-echo "# instructions per malloc+free pair (callgrind, 1 thread)"
-printf '%-9s %6s %8s %8s %8s\n' backend size bare shim added
+echo "# instructions per malloc+free pair (callgrind, 1 thread): bare; the shim with"
+echo "# record:off (dispatch) and what it adds; with recording at the default sampling;"
+echo "# with sample:1"
+printf '%-9s %6s %8s %8s %8s %10s %10s\n' backend size bare dispatch added recording sample:1
 for b in glibc jemalloc tcmalloc; do
     case $b in
     glibc) pre="" ;;
@@ -31,7 +33,10 @@ for b in glibc jemalloc tcmalloc; do
     esac
     for size in 16 4096; do
         x=$(per_pair "$pre" "" $size)
-        y=$(per_pair "$shim" "backend:$b" $size)
-        printf '%-9s %6s %8s %8s %8s\n' $b $size "$x" "$y" "$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%+.1f", y - x }')"
+        y=$(per_pair "$shim" "backend:$b,record:off" $size)
+        z=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp" $size)
+        w=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,sample:1" $size)
+        printf '%-9s %6s %8s %8s %8s %10s %10s\n' $b $size "$x" "$y" \
+            "$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%+.1f", y - x }')" "$z" "$w"
     done
 done

@@ -1,5 +1,6 @@
 #!/bin/sh
-# dispatch.sh: what the shim's dispatch adds to a malloc+free pair, against
+# dispatch.sh: what the shim's dispatch alone (record:off) adds to a
+# malloc+free pair, against
 # the same allocator called directly (glibc bare; jemalloc and tcmalloc
 # preloaded on their own). Runs are paired and interleaved (A B A B ...,
 # the order flipping each round); reports the median difference in ns and
@@ -51,9 +52,9 @@ for b in glibc jemalloc tcmalloc; do
             r=0
             while [ $r -lt "$rounds" ]; do
                 if [ $((r % 2)) -eq 0 ]; then
-                    a=$(one "$pre" "" $thr $size); s=$(one "$shim" "backend:$b" $thr $size)
+                    a=$(one "$pre" "" $thr $size); s=$(one "$shim" "backend:$b,record:off" $thr $size)
                 else
-                    s=$(one "$shim" "backend:$b" $thr $size); a=$(one "$pre" "" $thr $size)
+                    s=$(one "$shim" "backend:$b,record:off" $thr $size); a=$(one "$pre" "" $thr $size)
                 fi
                 echo "$a" >>"$TMPDIR_B/a"; echo "$s" >>"$TMPDIR_B/b"
                 awk -v a="$a" -v s="$s" 'BEGIN { printf "%.3f\n", s - a }' >>"$TMPDIR_B/d"

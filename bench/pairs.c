@@ -1,16 +1,21 @@
 /* pairs: the cost of a malloc+free pair, in ns, per thread. Each thread
- * allocates and frees SIZE bytes ITERS times, touching each block once.
- * Usage: pairs THREADS SIZE ITERS; prints "ns_per_pair=X" (the mean of the
- * threads' own times). */
+ * allocates and frees SIZE bytes ITERS times, touching each block once; with
+ * "churn", it instead replaces a random block of a live set of 4096 with one
+ * of a random size (mostly small, some 4-16 KiB), so blocks live a while and
+ * sizes vary. Usage: pairs THREADS SIZE ITERS [churn]; prints
+ * "ns_per_pair=X" (the mean of the threads' own times). */
 #include "config.h"
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static size_t size;
 static long iters;
+static int churn;
 static pthread_barrier_t go;
 
 static double now(void)
@@ -20,14 +25,36 @@ static double now(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+#define LIVE 4096
+
 static void *run(void *out)
 {
+    static __thread char *live[LIVE];
+    uint64_t x = (uintptr_t)out | 1;
     pthread_barrier_wait(&go);
     double t0 = now();
-    for (long i = 0; i < iters; i++) {
-        char *volatile p = malloc(size);
-        p[0] = (char)i;
-        free(p);
+    if (!churn) {
+        for (long i = 0; i < iters; i++) {
+            char *volatile p = malloc(size);
+            p[0] = (char)i;
+            free(p);
+        }
+    } else {
+        for (long i = 0; i < iters; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            unsigned r = (unsigned)x;
+            size_t n = (r >> 12) % 16 == 0 ? 4096 + r % 12288 : 16 + r % 240;
+            char **slot = &live[r % LIVE];
+            free(*slot);
+            *slot = malloc(n);
+            (*slot)[0] = (char)i;
+        }
+        for (int i = 0; i < LIVE; i++) {
+            free(live[i]);
+            live[i] = NULL;
+        }
     }
     *(double *)out = (now() - t0) / (double)iters;
     return NULL;
@@ -41,6 +68,7 @@ int main(int argc, char **argv)
 
     size = argc > 2 ? (size_t)atol(argv[2]) : 16;
     iters = argc > 3 ? atol(argv[3]) : 10000000;
+    churn = argc > 4 && strcmp(argv[4], "churn") == 0;
     if (threads < 1 || threads > 64 || iters < 1) {
         fprintf(stderr, "usage: pairs THREADS(1-64) SIZE ITERS\n");
         return 2;

@@ -28,6 +28,10 @@ struct backend_ops {
     void *(*realloc)(void *p, size_t size);
     void *(*aligned)(size_t align, size_t size);
     size_t (*usable)(void *p);
+    /* The usable size that malloc(size) or calloc gives, from the size alone
+     * (jemalloc's nallocx, tcmalloc's tc_nallocx), or NULL where the backend
+     * cannot say without the block. Saves the recorder a lookup. */
+    size_t (*usable_for)(size_t size);
     int (*mallopt)(int param, int value);
     struct mallinfo2 (*mallinfo2)(void);
     int (*trim)(size_t pad);

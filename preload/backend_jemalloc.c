@@ -21,6 +21,7 @@ void *msje_calloc(size_t, size_t);
 void *msje_realloc(void *, size_t);
 void *msje_aligned_alloc(size_t, size_t);
 size_t msje_malloc_usable_size(void *);
+size_t msje_nallocx(size_t, int);
 int msje_mallctl(const char *, void *, size_t *, void *, size_t);
 void msje_malloc_stats_print(void (*)(void *, const char *), void *, const char *);
 
@@ -51,6 +52,11 @@ ssize_t msje_readlink(const char *path, char *buf, size_t len)
  * this definition wins). Set once before jemalloc's first call. */
 const char *msje_malloc_conf;
 static char je_conf[CONF_JEMALLOC_MAX + 32];
+
+static size_t je_usable_for(size_t n)
+{
+    return msje_nallocx(n ? n : 1, 0);
+}
 
 static void *je_realloc(void *p, size_t n)
 {
@@ -155,6 +161,7 @@ static const struct backend_ops je_ops = {
     .realloc = je_realloc,
     .aligned = msje_aligned_alloc,
     .usable = msje_malloc_usable_size,
+    .usable_for = je_usable_for,
     .mallopt = je_mallopt,
     .mallinfo2 = je_mallinfo2,
     .trim = je_trim,

@@ -14,6 +14,12 @@
 #ifdef HAVE_TCMALLOC
 
 static int (*tc_get_property)(const char *, size_t *);
+static size_t (*tc_nallocx_fn)(size_t, int);
+
+static size_t tc_usable_for(size_t n)
+{
+    return tc_nallocx_fn(n, 0);
+}
 static int (*tc_set_property)(const char *, size_t);
 static void (*tc_release)(void);
 static const char *(*tc_version_fn)(int *, int *, const char **);
@@ -82,6 +88,7 @@ static int tc_info(int options, FILE *fp)
 struct sym {
     const char *name;
     void **slot;
+    int optional;
 };
 
 int backend_tcmalloc_start(const struct conf *c, const struct backend_ops **ops,
@@ -89,19 +96,20 @@ int backend_tcmalloc_start(const struct conf *c, const struct backend_ops **ops,
 {
     const char *lib = c->tcmalloc_lib[0] ? c->tcmalloc_lib : TCMALLOC_SONAME;
     const struct sym syms[] = {
-        { "tc_malloc", (void **)&tc_ops.malloc },
-        { "tc_free", (void **)&tc_ops.free },
-        { "tc_free_sized", (void **)&tc_ops.free_sized },
-        { "tc_calloc", (void **)&tc_ops.calloc },
-        { "tc_realloc", (void **)&tc_ops.realloc },
-        { "tc_memalign", (void **)&tc_ops.aligned },
-        { "tc_malloc_size", (void **)&tc_ops.usable },
-        { "tc_mallopt", (void **)&tc_ops.mallopt },
-        { "tc_malloc_stats", (void **)&tc_ops.stats },
-        { "tc_version", (void **)&tc_version_fn },
-        { "MallocExtension_GetNumericProperty", (void **)&tc_get_property },
-        { "MallocExtension_SetNumericProperty", (void **)&tc_set_property },
-        { "MallocExtension_ReleaseFreeMemory", (void **)&tc_release },
+        { "tc_malloc", (void **)&tc_ops.malloc, 0 },
+        { "tc_free", (void **)&tc_ops.free, 0 },
+        { "tc_free_sized", (void **)&tc_ops.free_sized, 0 },
+        { "tc_calloc", (void **)&tc_ops.calloc, 0 },
+        { "tc_realloc", (void **)&tc_ops.realloc, 0 },
+        { "tc_memalign", (void **)&tc_ops.aligned, 0 },
+        { "tc_malloc_size", (void **)&tc_ops.usable, 0 },
+        { "tc_mallopt", (void **)&tc_ops.mallopt, 0 },
+        { "tc_malloc_stats", (void **)&tc_ops.stats, 0 },
+        { "tc_version", (void **)&tc_version_fn, 0 },
+        { "tc_nallocx", (void **)&tc_nallocx_fn, 1 },
+        { "MallocExtension_GetNumericProperty", (void **)&tc_get_property, 0 },
+        { "MallocExtension_SetNumericProperty", (void **)&tc_set_property, 0 },
+        { "MallocExtension_ReleaseFreeMemory", (void **)&tc_release, 0 },
     };
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 
@@ -112,7 +120,7 @@ int backend_tcmalloc_start(const struct conf *c, const struct backend_ops **ops,
     }
     for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
         *syms[i].slot = dlsym(h, syms[i].name);
-        if (!*syms[i].slot) {
+        if (!*syms[i].slot && !syms[i].optional) {
             fmt_buf(err, errlen, "%s has no %s; is it gperftools' tcmalloc?", lib, syms[i].name);
             /* Not dlclose'd: its constructors ran, and may have left blocks
              * or thread-exit hooks that point into it. */
@@ -124,6 +132,7 @@ int backend_tcmalloc_start(const struct conf *c, const struct backend_ops **ops,
     tc_ops.info = tc_info;
     tc_ops.version = tc_version;
     tc_ops.snapshot = tc_snapshot;
+    tc_ops.usable_for = tc_nallocx_fn ? tc_usable_for : NULL;
 
     for (unsigned i = 0; i < c->n_tc_props; i++)
         if (!tc_set_property(c->tc_props[i].name, (size_t)c->tc_props[i].value))

@@ -37,7 +37,9 @@
  * except where a Synchronization note says otherwise. ---- */
 
 static const struct backend_ops *be;
+static size_t (*usable_for)(size_t);
 static struct backend_ops rec_ops;
+static uint64_t realtime_offset;   /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
 static struct seg_header *seg;
 static struct seg_slot *slots, *overflow, *retired;
 static struct seg_tracked *tracked;
@@ -278,13 +280,13 @@ static struct seg_track *table_find(const void *p, uint64_t h)
     return NULL;
 }
 
-static void event_push(uint32_t kind, const void *p, uint64_t size, uint64_t life)
+static void event_push(uint32_t kind, const void *p, uint64_t size, uint64_t life, uint64_t mono)
 {
     uint64_t n = __atomic_fetch_add(&events->head, 1, __ATOMIC_RELAXED);
     struct seg_event *e = &evs[n % seg->events_cap];
     __atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
-    __atomic_store_n(&e->t_ns, clock_ns(CLOCK_REALTIME), __ATOMIC_RELAXED);
+    __atomic_store_n(&e->t_ns, mono + realtime_offset, __ATOMIC_RELAXED);
     __atomic_store_n(&e->addr, (uint64_t)(uintptr_t)p, __ATOMIC_RELAXED);
     __atomic_store_n(&e->size, size, __ATOMIC_RELAXED);
     __atomic_store_n(&e->lifetime_ns, life, __ATOMIC_RELAXED);
@@ -333,7 +335,7 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
     __atomic_fetch_add(&tk->allocs, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&tk->req_alloc, req, __ATOMIC_RELAXED);
     __atomic_fetch_add(&tk->usable_alloc, usable, __ATOMIC_RELAXED);
-    event_push(SEG_EV_ALLOC, p, req, 0);
+    event_push(SEG_EV_ALLOC, p, req, 0, t);
     if (unlikely(!__atomic_load_n(&sampler_started, __ATOMIC_RELAXED)))
         start_sampler();
 }
@@ -389,18 +391,29 @@ static void untrack_finish(const void *p, const struct seg_track *e)
     __atomic_fetch_add(&tk->req_free, e->req, __ATOMIC_RELAXED);
     __atomic_fetch_add(&tk->usable_free, e->usable, __ATOMIC_RELAXED);
     __atomic_fetch_add(&tk->lifetime[lifebucket_of(life)], 1, __ATOMIC_RELAXED);
-    event_push(SEG_EV_FREE, p, e->req, life);
+    event_push(SEG_EV_FREE, p, e->req, life, now);
 }
 
 /* ---- The recording table of operations ---- */
 
-static inline void on_alloc(void *p, size_t req, int is_realloc)
+static inline void on_alloc_u(void *p, size_t req, size_t u, int is_realloc)
 {
-    size_t u = be->usable(p);
     unsigned c = sizeclass_of(u);
     count_alloc(my_slot(), c, req, u, is_realloc);
     if (unlikely(--rt.countdown <= 0))
         maybe_track(p, req, u, c);
+}
+
+static inline void on_alloc(void *p, size_t req, int is_realloc)
+{
+    on_alloc_u(p, req, be->usable(p), is_realloc);
+}
+
+/* malloc and calloc: the usable size from the request where the backend
+ * can say (one lookup fewer); usable_for is read-only after start. */
+static inline void on_alloc_sized(void *p, size_t req)
+{
+    on_alloc_u(p, req, usable_for ? usable_for(req) : be->usable(p), 0);
 }
 
 static inline void on_free(void *p)
@@ -416,7 +429,7 @@ static void *rec_malloc(size_t n)
 {
     void *p = be->malloc(n);
     if (likely(p != NULL))
-        on_alloc(p, n, 0);
+        on_alloc_sized(p, n);
     return p;
 }
 
@@ -438,7 +451,7 @@ static void *rec_calloc(size_t n, size_t size)
 {
     void *p = be->calloc(n, size);
     if (likely(p != NULL))
-        on_alloc(p, n * size, 0);
+        on_alloc_sized(p, n * size);
     return p;
 }
 
@@ -713,6 +726,7 @@ static void fill_header(const struct conf *c, const struct seg_geometry *g)
     seg->uid = (uint32_t)getuid();
     seg->start_ns = clock_ns(CLOCK_REALTIME);
     seg->start_mono_ns = clock_ns(CLOCK_MONOTONIC);
+    realtime_offset = seg->start_ns - seg->start_mono_ns;
     seg->backend = (uint32_t)be->id;
     seg->sample = (uint32_t)c->sample;
     seg->interval_ms = (uint32_t)c->interval_ms;
@@ -896,6 +910,7 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     seg_ino = st.st_ino;
     published = named;
     be = backend;
+    usable_for = backend->usable_for;
     seg = map;
     fill_header(c, &g);
     map_regions();

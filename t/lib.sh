@@ -8,9 +8,11 @@ tap_failed=0
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mallocshim-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 # A config file of the tests' own, so that the host's /etc/mallocshim.conf
-# never leaks in, and segments go to the test's directory, not /dev/shm.
+# never leaks in. Every test runs with recording on, so that the recording
+# path sees every API, thread, fork and exec test; segments go to the test's
+# directory, not /dev/shm.
 mkdir -p "$TMP/shm"
-echo "shm_dir = $TMP/shm" >"$TMP/empty.conf"
+printf 'record = on\nshm_dir = %s\n' "$TMP/shm" >"$TMP/empty.conf"
 export MALLOCSHIM_CONF_FILE="$TMP/empty.conf"
 unset MALLOCSHIM_CONF
 

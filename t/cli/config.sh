@@ -88,7 +88,7 @@ ok $? "config is read without allocating (bootstrap used $base bytes either way)
 # verbose:1: one line with the backend, its version and the effective config.
 for b in $(backends); do
     run "backend:$b,verbose:1"
-    ran && [ "$(lines)" -eq 1 ] && grep -Eq "^mallocshim: pid [0-9]+: backend $b [^ ]+.*; config backend:$b,verbose:1(,shm_dir:[^;]*)?; segment [^;]*/mallocshim\.[0-9]+; bootstrap used [0-9]+ bytes$" "$TMP/err"
+    ran && [ "$(lines)" -eq 1 ] && grep -Eq "^mallocshim: pid [0-9]+: backend $b [^ ]+.*; config backend:$b,verbose:1(,[^;]*)?; segment [^;]*/mallocshim\.[0-9]+; bootstrap used [0-9]+ bytes$" "$TMP/err"
     ok $? "$b: verbose:1 prints one line: $(cut -c1-60 "$TMP/err")"
 done
 

@@ -20,9 +20,15 @@ for b in $(backends); do
     ok $? "$b: a fork child's own segment, the parent's untouched, an exec'ed image's fresh one"
 done
 
+# Off by default: nothing is created without record:on.
+printf 'shm_dir = %s\n' "$shm" >"$TMP/plain.conf"
+MALLOCSHIM_CONF_FILE="$TMP/plain.conf" check shim glibc "$T/estimate" "$shm"
+[ $? -ne 0 ] && grep -q "mallocshim.[0-9]*: No such file" "$TMP/err"
+ok $? "recording is off by default: no segment"
+
 # Normal exit removes the segment; a killed process leaves it readable.
 # (env, not the shim function, so that $! is the pid that sh and sleep exec in)
-env MALLOCSHIM_CONF="backend:glibc,shm_dir:$shm,sample:1" LD_PRELOAD="$SHIM" sh -c 'exec sleep 30' &
+env MALLOCSHIM_CONF="backend:glibc,record:on,shm_dir:$shm,sample:1" LD_PRELOAD="$SHIM" sh -c 'exec sleep 30' &
 pid=$!
 sleep 1
 [ -f "$shm/mallocshim.$pid" ]

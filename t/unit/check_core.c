@@ -71,6 +71,9 @@ START_TEST(conf_defaults_are_glibc)
     ck_assert_int_eq(c.arenas, 0);
     ck_assert_int_eq(c.trim_threshold, CONF_UNSET);
     ck_assert_int_eq(c.verbose, 0);
+    ck_assert_int_eq(c.record, 0);
+    ck_assert_int_eq(c.sample, 256);
+    ck_assert_str_eq(c.shm_dir, "/dev/shm");
     ck_assert_str_eq(c.jemalloc_conf, "");
     ck_assert_uint_eq(c.set_mask, 0);
 }
@@ -133,6 +136,11 @@ START_TEST(conf_bad_input_keeps_defaults)
     ck_assert_int_eq(parse(&c, "arenas:99999999999999999999999", &w), 1);
     ck_assert_int_eq(parse(&c, "trim_threshold:1t", &w), 1);
     ck_assert_int_eq(parse(&c, "mmap_threshold:64m", &w), 1);
+    ck_assert_int_eq(parse(&c, "shm_dir:relative/dir", &w), 1);
+    ck_assert_int_eq(parse(&c, "sample:0", &w), 1);
+    ck_assert_int_eq(parse(&c, "interval_ms:5", &w), 1);
+    ck_assert_int_eq(parse(&c, "series:10", &w), 1);
+    ck_assert_int_eq(parse(&c, "slots:0", &w), 1);
     ck_assert_int_eq(parse(&c, "verbose:maybe", &w), 1);
     ck_assert_ptr_nonnull(strstr(w.last, "bad value 'maybe' for 'verbose'"));
     ck_assert_int_eq(parse(&c, "justakey", &w), 1);
