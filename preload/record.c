@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -38,6 +39,10 @@
 
 static const struct backend_ops *be;
 static size_t (*usable_for)(size_t);
+/* A private copy of the header as written at start: every size, count and
+ * offset the writer uses comes from here, never from the shared file, which
+ * anyone who can write it could change under us. */
+static struct seg_header geo;
 static struct backend_ops rec_ops;
 static uint64_t realtime_offset;   /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
 static struct seg_header *seg;
@@ -144,6 +149,7 @@ static void slot_exit(void *arg)
         return;
     spin_lock(&fold_lock);
     fold_locked(s);
+    __atomic_fetch_sub(&seg->slots_in_use, 1, __ATOMIC_RELAXED);
     spin_unlock(&fold_lock);
 }
 
@@ -155,7 +161,7 @@ static struct seg_slot *slot_slow(void)
     rt.state = T_CLAIMING;
     __atomic_fetch_add(&seg->threads_seen, 1, __ATOMIC_RELAXED);
     struct seg_slot *got = overflow;
-    for (uint32_t i = 0; i < seg->nslots; i++) {
+    for (uint32_t i = 0; i < geo.nslots; i++) {
         uint32_t st = __atomic_load_n(&slots[i].state, __ATOMIC_RELAXED);
         if (st == SEG_SLOT_FREE &&
             __atomic_compare_exchange_n(&slots[i].state, &st, SEG_SLOT_LIVE, 0,
@@ -283,7 +289,7 @@ static struct seg_track *table_find(const void *p, uint64_t h)
 static void event_push(uint32_t kind, const void *p, uint64_t size, uint64_t life, uint64_t mono)
 {
     uint64_t n = __atomic_fetch_add(&events->head, 1, __ATOMIC_RELAXED);
-    struct seg_event *e = &evs[n % seg->events_cap];
+    struct seg_event *e = &evs[n % geo.events_cap];
     __atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     __atomic_store_n(&e->t_ns, mono + realtime_offset, __ATOMIC_RELAXED);
@@ -329,6 +335,8 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
 
     if (!table_insert(p, h, req, usable, t)) {
         __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
+        if (unlikely(!__atomic_load_n(&sampler_started, __ATOMIC_RELAXED)))
+            start_sampler();
         return;
     }
     filter_inc(h);
@@ -377,8 +385,17 @@ static int untrack_take(const void *p, struct seg_track *out)
 static void untrack_undo(const void *p, const struct seg_track *e)
 {
     uint64_t h = addr_hash(p);
-    if (table_insert(p, h, e->req, e->usable, e->alloc_ns))
+    if (table_insert(p, h, e->req, e->usable, e->alloc_ns)) {
         filter_inc(h);
+        return;
+    }
+    /* No room to put it back: it leaves the tracked set (without a
+     * lifetime), and the segment no longer claims exact figures. */
+    struct seg_tracked *tk = &tracked[sizeclass_of(e->usable)];
+    __atomic_fetch_add(&tk->frees, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&tk->req_free, e->req, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&tk->usable_free, e->usable, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
 }
 
 /* Accounts the end of a tracked block's life. */
@@ -541,39 +558,45 @@ static void sample_once(void)
 
     memset(&smp, 0, sizeof smp);
     smp.t_ns = clock_ns(CLOCK_REALTIME);
-    seg_sum(seg, sum);
+    seg_sum(seg, &geo, sum);
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
         int exact;
         smp.live_count += sum[c].allocs - sum[c].frees;
         smp.live_usable += sum[c].usable_alloc - sum[c].usable_free;
-        smp.live_req += seg_live_req_class(seg, &sum[c], c, &exact);
+        smp.live_req += seg_live_req_class(seg, &geo, &sum[c], c, &exact);
         smp.allocs += sum[c].allocs;
         smp.frees += sum[c].frees;
         smp.req_bytes += sum[c].req_bytes;
     }
-    if (read_proc("/proc/self/smaps_rollup", text, sizeof text)) {
-        smp.rss = proc_field_kb(text, "Rss");
-        smp.rss_anon = proc_field_kb(text, "Anonymous");
-        smp.rss_huge = proc_field_kb(text, "AnonHugePages");
+    /* /proc/self/status is cheap; smaps_rollup walks every mapping (80 ms per
+     * 8 GiB of 4 KiB pages), so the huge-page figure is refreshed only every
+     * 30th pass. */
+    static uint64_t huge;
+    static unsigned pass;
+    if (read_proc("/proc/self/status", text, sizeof text)) {
+        smp.rss = proc_field_kb(text, "VmRSS");
+        smp.rss_anon = proc_field_kb(text, "RssAnon");
+        smp.vsz = proc_field_kb(text, "VmSize");
     }
-    if (read_proc("/proc/self/statm", text, sizeof text)) {
-        uint64_t pages = 0;
-        for (const char *p = text; *p >= '0' && *p <= '9'; p++)
-            pages = pages * 10 + (uint64_t)(*p - '0');
-        smp.vsz = pages * dispatch_pagesize;
-        if (!smp.rss) {  /* no smaps_rollup (old kernel): statm's resident */
-            const char *p = strchr(text, ' ');
-            uint64_t res = 0;
-            for (p = p ? p + 1 : ""; *p >= '0' && *p <= '9'; p++)
-                res = res * 10 + (uint64_t)(*p - '0');
-            smp.rss = res * dispatch_pagesize;
-        }
-    }
+    if (pass++ % 30 == 0 && read_proc("/proc/self/smaps_rollup", text, sizeof text))
+        huge = proc_field_kb(text, "AnonHugePages");
+    smp.rss_huge = huge;
     be->snapshot(&smp.backend);
 
-    /* Ages of the tracked blocks still live. */
+    /* Ages of the tracked blocks still live. Pages of the table that no
+     * insert has touched are skipped (mincore): reading them would make the
+     * whole table resident in this process. */
+    static unsigned char resident[(SEG_TRACK_DEFAULT * sizeof(struct seg_track)) / 4096 + 1];
+    size_t tbytes = (size_t)(track_mask + 1) * sizeof(struct seg_track);
+    size_t per_page = dispatch_pagesize / sizeof(struct seg_track);
+    int have_map = tbytes / dispatch_pagesize <= sizeof resident &&
+                   mincore(table, tbytes, resident) == 0;
     memset(age, 0, sizeof age);
     for (uint32_t i = 0; i <= track_mask; i++) {
+        if (have_map && i % per_page == 0 && !(resident[i / per_page] & 1)) {
+            i += (uint32_t)per_page - 1;
+            continue;
+        }
         struct seg_track *e = &table[i];
         if (__atomic_load_n(&e->addr, __ATOMIC_RELAXED) <= 1)
             continue;
@@ -593,7 +616,7 @@ static void sample_once(void)
     __atomic_store_n(&ages->seq, ages->seq + 1, __ATOMIC_RELEASE);
 
     uint64_t n = series->head;
-    struct seg_sample *dst = &samples[n % seg->series_cap];
+    struct seg_sample *dst = &samples[n % geo.series_cap];
     __atomic_store_n(&dst->seq, dst->seq + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     smp.seq = dst->seq;
@@ -615,10 +638,19 @@ static void *sampler_main(void *arg)
 
     clock_gettime(CLOCK_MONOTONIC, &next);
     for (;;) {
+        struct timespec now;
         sample_once();
         next.tv_nsec += (interval_ms % 1000) * 1000000L;
         next.tv_sec += interval_ms / 1000 + next.tv_nsec / 1000000000L;
         next.tv_nsec %= 1000000000L;
+        /* After a pass that ran late, the next one is a whole interval from
+         * now, rather than back to back. */
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > next.tv_sec || (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec)) {
+            next.tv_nsec = now.tv_nsec + (interval_ms % 1000) * 1000000L;
+            next.tv_sec = now.tv_sec + interval_ms / 1000 + next.tv_nsec / 1000000000L;
+            next.tv_nsec %= 1000000000L;
+        }
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
             ;
     }
@@ -656,14 +688,23 @@ static void start_sampler(void)
 
 /* ---- The segment's file ---- */
 
-/* Removes `path` if it is a regular file of ours: left by an earlier image
- * of this pid (an exec) or by a dead process whose pid came round again. */
+/* Removes `path` if it is a regular file of ours that no live process
+ * holds: left by an earlier image of this pid (an exec) or by a dead process
+ * whose pid came round again. Every live writer holds a shared flock on its
+ * segment, so an exclusive one that succeeds proves the file is stale, even
+ * across pid namespaces that share the directory. */
 static int remove_stale(const char *path)
 {
-    struct stat st;
-    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+    struct stat st, fst;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK), gone = 0;
+    if (fd < 0)
         return 0;
-    return unlink(path) == 0;
+    if (fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_uid == geteuid() &&
+        flock(fd, LOCK_EX | LOCK_NB) == 0 && lstat(path, &st) == 0 &&
+        st.st_ino == fst.st_ino && st.st_dev == fst.st_dev)
+        gone = unlink(path) == 0;
+    close(fd);
+    return gone;
 }
 
 /* An unnamed file in dir, or, where O_TMPFILE is not supported, the named
@@ -713,7 +754,7 @@ static void publish(void)
             break;
     }
     published = -1;
-    log_msg("cannot create %s: %s; shimdump cannot find pid %d", seg_path, strerror(errno),
+    log_msg("cannot create %s: %s; shimdump cannot find pid %d", seg_path, strerrordesc_np(errno),
             (int)getpid());
 }
 
@@ -745,19 +786,20 @@ static void fill_header(const struct conf *c, const struct seg_geometry *g)
 static void map_regions(void)
 {
     char *b = (char *)seg;
-    slots = (struct seg_slot *)(b + seg->off_slots);
-    overflow = (struct seg_slot *)(b + seg->off_overflow);
-    retired = (struct seg_slot *)(b + seg->off_retired);
-    tracked = (struct seg_tracked *)(b + seg->off_tracked);
-    ages = (struct seg_ages *)(b + seg->off_ages);
-    series = (struct seg_series *)(b + seg->off_series);
+    geo = *seg;
+    slots = (struct seg_slot *)(b + geo.off_slots);
+    overflow = (struct seg_slot *)(b + geo.off_overflow);
+    retired = (struct seg_slot *)(b + geo.off_retired);
+    tracked = (struct seg_tracked *)(b + geo.off_tracked);
+    ages = (struct seg_ages *)(b + geo.off_ages);
+    series = (struct seg_series *)(b + geo.off_series);
     samples = (struct seg_sample *)(series + 1);
-    events = (struct seg_events *)(b + seg->off_events);
+    events = (struct seg_events *)(b + geo.off_events);
     evs = (struct seg_event *)(events + 1);
-    table = (struct seg_track *)(b + seg->off_track);
-    filter = (uint8_t *)(b + seg->off_filter);
-    track_mask = seg->track_cap - 1;
-    filter_shift = 64 - seg->filter_bits;
+    table = (struct seg_track *)(b + geo.off_track);
+    filter = (uint8_t *)(b + geo.off_filter);
+    track_mask = geo.track_cap - 1;
+    filter_shift = 64 - geo.filter_bits;
 }
 
 /* ---- fork and exit ---- */
@@ -774,79 +816,132 @@ static void fork_parent(void)
     pthread_mutex_unlock(&sampler_mu);
 }
 
+/* Replaces the mapping at seg with the first `size` bytes of fd (or, with
+ * fd < 0, a private copy of it): mapped elsewhere first, then moved over the
+ * old range with one mremap, so that a failure leaves the old mapping. */
+static int remap_segment(int fd, size_t size)
+{
+    void *m = fd >= 0 ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                      : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return errno;
+    if (fd < 0)
+        memcpy(m, seg, size);
+    if (mremap(m, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, seg) == MAP_FAILED) {
+        int err = errno;
+        munmap(m, size);
+        return err;
+    }
+    return 0;
+}
+
+/* Copies the parent's segment into fd, only the ranges that hold data
+ * (SEEK_DATA), so a fork does not write megabytes of zeros. */
+static int copy_segment(int from, int to, size_t size)
+{
+    off_t off = 0;
+    if (ftruncate(to, (off_t)size) != 0)
+        return errno;
+    while ((size_t)off < size) {
+        off_t d = lseek(from, off, SEEK_DATA), h;
+        if (d < 0)
+            return errno == ENXIO ? 0 : errno;
+        h = lseek(from, d, SEEK_HOLE);
+        if (h < 0 || (size_t)h > size)
+            h = (off_t)size;
+        if (pwrite(to, (const char *)seg + d, (size_t)(h - d), d) != h - d)
+            return errno ? errno : EIO;
+        off = h;
+    }
+    return 0;
+}
+
 /* The child gets its own file, a copy of the parent's segment as of the
- * fork (its heap is a copy too), mapped over the same address so that every
- * pointer stays good; the slots of the parent's other threads, which the
- * child does not have, fold into retired. */
+ * fork (its heap is a copy too), over the same address so that every pointer
+ * stays good. The parent's threads may still write the parent's file while
+ * it is copied, so the child's counts are marked approximate (inherited),
+ * and its filter is rebuilt from its table so the two agree. The slots of
+ * the parent's other threads, which the child does not have, fold into
+ * retired. If no file can be made, the child counts privately; if not even
+ * that, it stops recording: never into the parent's file. */
 static void fork_child(void)
 {
     struct seg_slot *mine = rt.slot;
-    size_t size = seg->total_size;
-    int fd, named;
+    size_t size = geo.total_size;
+    int fd = -1, named = 0, err = ENOENT, parent_fd = seg_fd;
     struct stat st;
 
     spin_unlock(&fold_lock);
     pthread_mutex_init(&sampler_mu, NULL);
     sampler_started = 0;
     rt.tid = 0;
-    if (same_file(seg_fd))
-        close(seg_fd);   /* the parent's file; never the program's */
     seg_fd = -1;
-    published = 0;
-    if (seg_path[0]) {
+    published = -1;
+    if (seg_path[0] && same_file(parent_fd)) {
         /* seg_path is "<dir>/mallocshim.<pid>": the same with our pid. */
-        char *dot = strrchr(seg_path, '.'), dir[sizeof seg_path];
-        char *slash = strrchr(seg_path, '/');
-        size_t dl = slash ? (size_t)(slash - seg_path) : 0;
+        char *slash = strrchr(seg_path, '/'), *dot = strrchr(seg_path, '.');
+        char dir[sizeof seg_path];
+        size_t dl = slash && slash != seg_path ? (size_t)(slash - seg_path) : 1;
         memcpy(dir, seg_path, dl);
-        dir[dl ? dl : 0] = '\0';
-        if (!dl)
-            fmt_buf(dir, sizeof dir, "/");
+        dir[dl] = '\0';
         fmt_buf(dot + 1, sizeof seg_path - (size_t)(dot + 1 - seg_path), "%u", (unsigned)getpid());
         fd = create_segment(dir, seg_path, &named);
-    } else {
-        fd = -1;
-        errno = ENOENT;
+        err = fd < 0 ? errno : copy_segment(parent_fd, fd, size);
+        if (err == 0)
+            err = remap_segment(fd, size);
+        if (err == 0 && fstat(fd, &st) == 0) {
+            seg_fd = fd;
+            seg_dev = st.st_dev;
+            seg_ino = st.st_ino;
+            flock(fd, LOCK_SH);
+            published = named;
+        } else if (fd >= 0) {
+            close(fd);
+            if (named)
+                unlink(seg_path);
+        }
     }
-    if (fd >= 0 && ftruncate(fd, (off_t)size) == 0 &&
-        (size_t)pwrite(fd, seg, size, 0) == size &&
-        mmap(seg, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == (void *)seg &&
-        fstat(fd, &st) == 0) {
-        seg_fd = fd;
-        seg_dev = st.st_dev;
-        seg_ino = st.st_ino;
-        published = named;
-    } else {
-        /* Keep counting, privately: never into the parent's file. */
-        void *copy = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (same_file(parent_fd) && parent_fd != seg_fd)
+        close(parent_fd);   /* the parent's file; never one of the program's */
+    if (seg_fd < 0) {
         if (seg_path[0])
             log_msg("fork child %d: cannot create its segment: %s; recording privately",
-                    (int)getpid(), strerror(errno));
-        if (copy != MAP_FAILED) {
-            memcpy(copy, seg, size);
-            mremap(copy, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, seg);
+                    (int)getpid(), strerrordesc_np(err));
+        seg_path[0] = '\0';
+        if (remap_segment(-1, size) != 0) {
+            /* Nothing private either: stop recording in this child. */
+            __atomic_store_n(&dispatch_ops, be, __ATOMIC_RELEASE);
+            return;
         }
-        if (fd >= 0)
-            close(fd);
-        published = -1;
     }
     seg->pid = (uint32_t)getpid();
     seg->start_ns = clock_ns(CLOCK_REALTIME);
     seg->heartbeat_ns = 0;
-    for (uint32_t i = 0; i < seg->nslots; i++)
+    seg->flags |= SEG_F_INHERITED;
+    for (uint32_t i = 0; i < geo.nslots; i++)
         if (&slots[i] != mine && slots[i].state == SEG_SLOT_LIVE) {
             slots[i].seq &= ~(uint64_t)1;
             fold_locked(&slots[i]);
             seg->slots_in_use--;
         }
+    memset(filter, 0, (size_t)1 << geo.filter_bits);
+    for (uint32_t i = 0; i <= track_mask; i++)
+        if (table[i].addr > 1)
+            filter_inc(addr_hash((const void *)(uintptr_t)table[i].addr));
 }
 
+/* At normal exit the file goes, if the name is still ours (same inode: a
+ * process in another pid namespace sharing the directory may use the name
+ * too). A process that has switched to another user since start may not be
+ * allowed to remove it; the FINISHED flag then says it exited. */
 __attribute__((destructor)) static void record_exit(void)
 {
-    if (seg && published == 1 && seg->pid == (uint32_t)getpid()) {
-        __atomic_fetch_or(&seg->flags, SEG_F_FINISHED, __ATOMIC_RELAXED);
+    struct stat st;
+    if (!seg || seg->pid != (uint32_t)getpid() || !same_file(seg_fd))
+        return;
+    __atomic_fetch_or(&seg->flags, SEG_F_FINISHED, __ATOMIC_RELAXED);
+    if (published == 1 && lstat(seg_path, &st) == 0 && st.st_ino == seg_ino && st.st_dev == seg_dev)
         unlink(seg_path);
-    }
 }
 
 /* ---- Start ---- */
@@ -877,18 +972,18 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     fd = create_segment(c->shm_dir, seg_path, &named);
     if (fd < 0) {
         err = errno;
-        log_msg("cannot create %s: %s; recording is off", seg_path, strerror(err));
+        log_msg("cannot create %s: %s; recording is off", seg_path, strerrordesc_np(err));
         seg_path[0] = '\0';
         return err;
     }
-    /* A setuid program's segment belongs to whoever ran it. */
-    if (geteuid() == 0 && getuid() != 0 && fchown(fd, getuid(), getgid()) != 0)
-        log_msg("cannot give %s to uid %u: %s", seg_path, (unsigned)getuid(), strerror(errno));
+    /* A setuid program's segment stays its effective user's: handing a file
+     * that the process writes through to the invoking user would let that
+     * user steer a privileged process. */
     if (ftruncate(fd, (off_t)probe.total_size) != 0 ||
         (map = mmap(NULL, probe.total_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
         err = errno;
         log_msg("cannot map %s (%llu bytes): %s; recording is off", seg_path,
-                (unsigned long long)probe.total_size, strerror(err));
+                (unsigned long long)probe.total_size, strerrordesc_np(err));
         close(fd);
         if (named)
             unlink(seg_path);
@@ -897,7 +992,7 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     }
     if ((err = pthread_key_create(&slot_key, slot_exit)) != 0 || fstat(fd, &st) != 0) {
         err = err ? err : errno;
-        log_msg("cannot create a thread key: %s; recording is off", strerror(err));
+        log_msg("cannot create a thread key: %s; recording is off", strerrordesc_np(err));
         munmap(map, probe.total_size);
         close(fd);
         if (named)
@@ -909,6 +1004,11 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     seg_dev = st.st_dev;
     seg_ino = st.st_ino;
     published = named;
+    flock(fd, LOCK_SH);   /* "alive": see remove_stale */
+    /* An earlier image of this pid (exec) that never named its file left
+     * nothing; one that did, left this name: clear it now. */
+    if (!named)
+        remove_stale(seg_path);
     be = backend;
     usable_for = backend->usable_for;
     seg = map;

@@ -426,7 +426,7 @@ int conf_load(struct conf *c, const char *env_conf, const char *env_file,
         if (fd < 0) {
             if (explicit_file || errno != ENOENT) {
                 w.source = path;
-                complain(&w, "cannot open config file: %s", strerror(errno));
+                complain(&w, "cannot open config file: %s", strerrordesc_np(errno));
             }
         } else {
             size_t got = 0;
@@ -437,7 +437,7 @@ int conf_load(struct conf *c, const char *env_conf, const char *env_file,
                     continue;
                 if (r < 0) {
                     w.source = path;
-                    complain(&w, "cannot read config file: %s", strerror(errno));
+                    complain(&w, "cannot read config file: %s", strerrordesc_np(errno));
                     got = 0;
                     break;
                 }

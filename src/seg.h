@@ -171,6 +171,9 @@ struct seg_track {
 enum seg_flags {
     SEG_F_EXACT_REQ = 1u << 0,     /* sample:1: live requested bytes are exact */
     SEG_F_FINISHED = 1u << 1,      /* the process exited normally (file kept) */
+    SEG_F_INHERITED = 1u << 2,     /* a fork child's: its counts start from a copy
+                                      of the parent's taken while the parent ran,
+                                      so they are approximate */
 };
 
 #define SEG_CONFIG_MAX 512

@@ -13,9 +13,14 @@ static uint64_t ld(const uint64_t *p)
     return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
-static const void *at(const struct seg_header *h, uint64_t off)
+static uint32_t ld32(const uint32_t *p)
 {
-    return (const char *)h + off;
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static const void *at(const void *base, uint64_t off)
+{
+    return (const char *)base + off;
 }
 
 int seg_read_locked(const uint64_t *seq, const void *src, void *dst, size_t n)
@@ -47,14 +52,15 @@ static void add(struct seg_counters *out, const struct seg_counters *in)
     }
 }
 
-int seg_sum(const struct seg_header *h, struct seg_counters out[SIZECLASS_COUNT])
+int seg_sum(const void *base, const struct seg_header *h, struct seg_counters out[SIZECLASS_COUNT])
 {
     static __thread struct seg_counters tmp[SIZECLASS_COUNT];
-    const struct seg_slot *slots = at(h, h->off_slots);
-    const struct seg_slot *overflow = at(h, h->off_overflow);
-    const struct seg_slot *retired = at(h, h->off_retired);
+    const struct seg_slot *slots = at(base, h->off_slots);
+    const struct seg_slot *overflow = at(base, h->off_overflow);
+    const struct seg_slot *retired = at(base, h->off_retired);
     int rc = 0;
 
+    memset(out, 0, sizeof(struct seg_counters) * SIZECLASS_COUNT);
     /* The retired total's seq also covers folds: a thread that exits adds its
      * slot to retired and clears the slot inside one odd period, so a sum
      * taken across an unchanged, even retired seq counts it once. */
@@ -83,25 +89,28 @@ int seg_sum(const struct seg_header *h, struct seg_counters out[SIZECLASS_COUNT]
     return EAGAIN;
 }
 
-void seg_read_tracked(const struct seg_header *h, unsigned c, struct seg_tracked *out)
+void seg_read_tracked(const void *base, const struct seg_header *h, unsigned c,
+                      struct seg_tracked *out)
 {
-    const struct seg_tracked *t = (const struct seg_tracked *)at(h, h->off_tracked) + c;
+    const struct seg_tracked *t = (const struct seg_tracked *)at(base, h->off_tracked) + c;
     for (size_t k = 0; k < sizeof *out / 8; k++)
         ((uint64_t *)out)[k] = ld((const uint64_t *)t + k);
 }
 
-uint64_t seg_live_req_class(const struct seg_header *h, const struct seg_counters *sum,
-                            unsigned c, int *exact)
+uint64_t seg_live_req_class(const void *base, const struct seg_header *h,
+                            const struct seg_counters *sum, unsigned c, int *exact)
 {
+    const struct seg_header *file = base;
     struct seg_tracked t;
     uint64_t live = sum->allocs - sum->frees;
     uint64_t live_usable = sum->usable_alloc - sum->usable_free;
     uint64_t tl, treq;
 
-    seg_read_tracked(h, c, &t);
+    seg_read_tracked(base, h, c, &t);
     tl = t.allocs - t.frees;
     treq = t.req_alloc - t.req_free;
-    *exact = (h->flags & SEG_F_EXACT_REQ) && ld(&h->tracked_dropped) == 0;
+    *exact = (h->flags & SEG_F_EXACT_REQ) && !(ld32(&file->flags) & SEG_F_INHERITED) &&
+             ld(&file->tracked_dropped) == 0;
     if (*exact)
         return treq;
     if (tl == 0 || live == 0)

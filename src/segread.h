@@ -6,22 +6,28 @@
 
 #include "seg.h"
 
+/* Every function here takes the mapping `base` and `h`, a private copy of
+ * its header that seg_validate accepted: sizes and offsets come from the
+ * copy only, so a writer that changes the file cannot move a read outside
+ * the mapping. */
+
 /* Sums each class's counters over the slots, the overflow slot and the
- * retired total of a validated segment, following the seqlocks. Returns 0
- * for a consistent sum, or EAGAIN when a writer kept a slot busy past the
- * retry limit (a thread stopped mid-update, or a dead process): the sum is
- * then as close as could be read. Never blocks, never allocates. */
-int seg_sum(const struct seg_header *h, struct seg_counters out[SIZECLASS_COUNT]);
+ * retired total, following the seqlocks. Returns 0 for a consistent sum, or
+ * EAGAIN when a writer kept a slot busy past the retry limit (a thread
+ * stopped mid-update, or a dead process): the sum is then as close as could
+ * be read. Never blocks, never allocates. */
+int seg_sum(const void *base, const struct seg_header *h, struct seg_counters out[SIZECLASS_COUNT]);
 
 /* Live requested bytes of class c: exact when the segment says so
  * (SEG_F_EXACT_REQ and nothing dropped), else live blocks times the mean
  * requested size of the tracked live blocks of that class, or live usable
  * bytes when none of them is tracked. *exact is set to 1 or 0. */
-uint64_t seg_live_req_class(const struct seg_header *h, const struct seg_counters *sum,
-                            unsigned c, int *exact);
+uint64_t seg_live_req_class(const void *base, const struct seg_header *h,
+                            const struct seg_counters *sum, unsigned c, int *exact);
 
 /* Copies the tracked aggregates of class c (atomic reads). */
-void seg_read_tracked(const struct seg_header *h, unsigned c, struct seg_tracked *out);
+void seg_read_tracked(const void *base, const struct seg_header *h, unsigned c,
+                      struct seg_tracked *out);
 
 /* Reads a seqlock-guarded region of n bytes at src into dst. Returns 0, or
  * EAGAIN after the retry limit (dst then holds the last attempt). */

@@ -56,8 +56,8 @@ int main(int argc, char **argv)
         int exact;
         got_live += (b.c[c].allocs - b.c[c].frees) - (a.c[c].allocs - a.c[c].frees);
         got_usable += (b.c[c].usable_alloc - b.c[c].usable_free) - (a.c[c].usable_alloc - a.c[c].usable_free);
-        est += seg_live_req_class(h, &b.c[c], c, &exact);
-        base_est += seg_live_req_class(h, &a.c[c], c, &exact);
+        est += seg_live_req_class(h, &su_hdr, &b.c[c], c, &exact);
+        base_est += seg_live_req_class(h, &su_hdr, &a.c[c], c, &exact);
         CHECK(!exact);
     }
     est -= base_est;

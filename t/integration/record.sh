@@ -42,6 +42,11 @@ ok $? "a killed process's segment stays for post-mortem"
 EXTRA_CONF="shm_dir:$shm,sample:1" check shim glibc /bin/ls /
 [ -z "$(ls "$shm" | grep -v "mallocshim.$pid\$")" ]
 ok $? "processes that exit normally leave nothing behind"
+env MALLOCSHIM_CONF="backend:glibc,record:on,shm_dir:$shm,sample:1" LD_PRELOAD="$SHIM" \
+    sh -c 'ls "$0" | grep -q "mallocshim.$$" &&
+           exec env MALLOCSHIM_CONF="record:on,shm_dir:$0,sample:1000000" /bin/true' "$shm"
+[ $? -eq 0 ] && [ -z "$(ls "$shm" | grep -v "mallocshim.$pid\$")" ]
+ok $? "an image that named its segment, then exec'ed a short one: the name is gone"
 EXTRA_CONF="shm_dir:/nonexistent/dir,verbose:1" check shim glibc /bin/echo ok
 [ "$(cat "$TMP/out")" = ok ] && grep -q 'cannot create /nonexistent/dir/mallocshim' "$TMP/err"
 ok $? "an unusable shm_dir: one line, the program runs without recording"

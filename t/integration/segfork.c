@@ -62,6 +62,8 @@ int main(int argc, char **argv)
             _exit(10);
         if (ch->pid != (uint32_t)getpid() || live_in(ch, c) != before + 500)
             _exit(11);
+        if (!(ch->flags & SEG_F_INHERITED))
+            _exit(12);   /* its counts started from a copy: marked approximate */
         exit(0);   /* normal exit: the child's file goes */
     }
     int st = 0;

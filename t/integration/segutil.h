@@ -14,6 +14,9 @@
 #include "sizeclass.h"
 #include "testutil.h"
 
+/* The validated private copy of the last header su_open mapped. */
+static struct seg_header su_hdr;
+
 /* Maps <dir>/mallocshim.<pid> read-only; NULL (and a message) on failure. */
 static inline const struct seg_header *su_open(const char *dir, int pid)
 {
@@ -28,7 +31,10 @@ static inline const struct seg_header *su_open(const char *dir, int pid)
     }
     void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
-    if (m == MAP_FAILED || seg_validate(m, (uint64_t)st.st_size, &v) != 0) {
+    if (m == MAP_FAILED)
+        return NULL;
+    memcpy(&su_hdr, m, sizeof su_hdr);
+    if (seg_validate(&su_hdr, (uint64_t)st.st_size, &v) != 0) {
         fprintf(stderr, "segutil: %s: not a valid segment (version %u)\n", path, v);
         return NULL;
     }
@@ -42,9 +48,12 @@ struct su_snap {
 
 static inline void su_snap(const struct seg_header *h, struct su_snap *s)
 {
-    CHECK(seg_sum(h, s->c) == 0);
+    struct seg_header g;
+    memcpy(&g, h, sizeof g);
+    CHECK(seg_validate(&g, g.total_size, NULL) == 0);
+    CHECK(seg_sum(h, &g, s->c) == 0);
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
-        seg_read_tracked(h, c, &s->t[c]);
+        seg_read_tracked(h, &g, c, &s->t[c]);
 }
 
 #endif
