@@ -33,14 +33,8 @@ one() {  # one PRELOAD CONF THREADS SIZE -> ns per pair
     LD_PRELOAD="$1" MALLOCSHIM_CONF="$2" "$pairs" "$3" "$4" "$iters" | sed 's/ns_per_pair=//'
 }
 
-stats() {  # stdin: numbers -> "median min max"
-    sort -g | awk '{ v[NR] = $1 } END {
-        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-        printf "%.3f %.3f %.3f", m, v[1], v[NR] }'
-}
-
-echo "# mallocshim dispatch cost: $(date -u +%Y-%m-%dT%H:%MZ)"
-echo "# machine: $(nproc) cores, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(uname -r)"
+. "$top/bench/lib.sh"
+header "dispatch cost"
 echo "# $rounds rounds of $iters pairs per run, paired and interleaved"
 printf '%-9s %3s %6s %9s %9s %22s %24s\n' backend thr size bare_ns shim_ns "shim-bare ns (min..max)" "shim/bare (min..max)"
 for b in glibc jemalloc tcmalloc; do

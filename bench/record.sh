@@ -11,6 +11,7 @@ rounds=${1:-9}
 iters=${2:-10000000}
 shift 2 2>/dev/null || shift $#
 threads=${*:-1 2}
+top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILDDIR:-$PWD}
 shim="$build/.libs/libmallocshim.so"
 pairs="$build/bench/pairs"
@@ -24,14 +25,8 @@ one() {  # one CONF THREADS SIZE MODE -> ns per op
     LD_PRELOAD="$shim" MALLOCSHIM_CONF="$1,shm_dir:$W/shm" "$pairs" "$2" "$3" "$iters" "$4" |
         sed 's/ns_per_pair=//'
 }
-med() {
-    sort -g | awk '{ v[NR] = $1 } END {
-        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-        printf "%.3f (%.3f..%.3f)", m, v[1], v[NR] }'
-}
-
-echo "# mallocshim recording cost: $(date -u +%Y-%m-%dT%H:%MZ)"
-echo "# machine: $(nproc) cores, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(uname -r)"
+. "$top/bench/lib.sh"
+header "recording cost"
 echo "# $rounds rounds of $iters operations per run; ratio = ns(record:off) / ns(recording)"
 printf '%-9s %3s %-9s %8s %26s %26s\n' backend thr loop off_ns "default sampling" "sample:1"
 for b in glibc jemalloc tcmalloc; do
