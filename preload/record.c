@@ -3,7 +3,7 @@
  *
  * The common path (an untracked malloc or free) reads the block's usable
  * size from the backend, bumps its own thread's counters in the segment
- * under that thread's seqlock, decrements a thread-local countdown, and on
+ * (plain stores, see count_alloc), decrements a thread-local countdown, and on
  * free tests one byte of a counting filter: no lock, no atomic read-modify-
  * write, no cache line that another thread writes. About 1 in `sample`
  * allocations, drawn with a geometric countdown so that every allocation has
@@ -186,8 +186,12 @@ static inline struct seg_slot *my_slot(void)
     return likely(s != NULL) ? s : slot_slow();
 }
 
-/* The owning thread's update of one class, inside its seqlock; the overflow
- * slot, shared, takes atomic adds instead. */
+/* The owning thread's update of one class: one plain store per counter, no
+ * lock and no read-modify-write on a shared line. The counters only grow, so
+ * a reader that reads a class twice and sees the same values has a
+ * consistent snapshot of it (seg.h); no sequence counter is needed, which
+ * keeps the stores of one call off the critical path of the next. The
+ * overflow slot, shared, takes atomic adds instead. */
 static inline void count_alloc(struct seg_slot *s, unsigned c, size_t req, size_t usable, int is_realloc)
 {
     struct seg_counters *k = &s->cls[c];
@@ -198,14 +202,11 @@ static inline void count_alloc(struct seg_slot *s, unsigned c, size_t req, size_
         __atomic_fetch_add(&k->usable_alloc, usable, __ATOMIC_RELAXED);
         return;
     }
-    uint64_t q = s->seq;
-    __atomic_store_n(&s->seq, q + 1, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-    __atomic_store_n(&k->allocs, k->allocs + 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&k->reallocs, k->reallocs + (uint64_t)is_realloc, __ATOMIC_RELAXED);
+    if (unlikely(is_realloc))
+        __atomic_store_n(&k->reallocs, k->reallocs + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&k->req_bytes, k->req_bytes + req, __ATOMIC_RELAXED);
     __atomic_store_n(&k->usable_alloc, k->usable_alloc + usable, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->seq, q + 2, __ATOMIC_RELEASE);
+    __atomic_store_n(&k->allocs, k->allocs + 1, __ATOMIC_RELEASE);
 }
 
 static inline void count_free(struct seg_slot *s, unsigned c, size_t usable)
@@ -216,12 +217,8 @@ static inline void count_free(struct seg_slot *s, unsigned c, size_t usable)
         __atomic_fetch_add(&k->usable_free, usable, __ATOMIC_RELAXED);
         return;
     }
-    uint64_t q = s->seq;
-    __atomic_store_n(&s->seq, q + 1, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-    __atomic_store_n(&k->frees, k->frees + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&k->usable_free, k->usable_free + usable, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->seq, q + 2, __ATOMIC_RELEASE);
+    __atomic_store_n(&k->frees, k->frees + 1, __ATOMIC_RELEASE);
 }
 
 /* ---- The tracked table and its filter ---- */
@@ -920,7 +917,6 @@ static void fork_child(void)
     seg->flags |= SEG_F_INHERITED;
     for (uint32_t i = 0; i < geo.nslots; i++)
         if (&slots[i] != mine && slots[i].state == SEG_SLOT_LIVE) {
-            slots[i].seq &= ~(uint64_t)1;
             fold_locked(&slots[i]);
             seg->slots_in_use--;
         }

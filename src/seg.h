@@ -7,16 +7,24 @@
  * process dies. A fork child gets its own file; an exec'ed image replaces
  * the file of the image before it.
  *
- * Writer/reader protocol. Every region that a reader must see whole is
- * guarded by a sequence counter (seqlock): the writer makes it odd, writes
- * with relaxed stores, and makes it even again with release order; a reader
- * reads the counter (acquire), copies, re-reads it, and retries while it was
- * odd or changed. Writers never wait for readers. Per-thread slots are
- * written only by their owning thread; the retired total only under the
- * fold lock (a spinlock between exiting threads, never taken by malloc or
- * free); the overflow slot, the tracked aggregates and the event ring by
- * atomic adds; the series ring and the age histograms only by the sampler
- * thread.
+ * Writer/reader protocol. Writers never wait for readers.
+ * - Per-thread slots are written only by their owning thread, each counter
+ *   with one whole (8-byte, relaxed or release) store. The counters only
+ *   grow, so a reader that reads a class's six counters twice and finds
+ *   them equal has a consistent snapshot of that class (a double collect,
+ *   src/segread.c). The overflow slot takes atomic adds; the same read
+ *   applies.
+ * - The retired total changes only when an exiting thread folds its slot
+ *   into it, under the fold lock (a spinlock between exiting threads and
+ *   fork, never taken by malloc or free), inside one odd period of the
+ *   retired slot's `seq`: a sum of every slot taken across an unchanged,
+ *   even retired seq counts each thread once.
+ * - The age histograms and each time-series entry are guarded by a sequence
+ *   counter (seqlock): the sampler thread makes it odd, writes, and makes it
+ *   even with release order; a reader reads it (acquire), copies, re-reads
+ *   it, and retries while it was odd or changed.
+ * - The tracked aggregates take atomic adds; event-ring entries are
+ *   published through their own `seq` (see struct seg_event).
  *
  * All integers are little-endian, fixed-width, and naturally aligned. Offsets
  * are from the start of the segment. Bump SEG_VERSION, and say so in NEWS,
@@ -56,9 +64,10 @@ struct seg_counters {
 
 enum seg_slot_state { SEG_SLOT_FREE = 0, SEG_SLOT_LIVE = 1 };
 
-/* One thread's counters. Synchronization: `seq` is a seqlock written by the
- * owning thread around each update; `state` and `tid` are set with a CAS
- * when a thread claims the slot and cleared when it folds into retired. */
+/* One thread's counters. Synchronization: the counters are written by the
+ * owning thread only (see the protocol above); `state` and `tid` are set
+ * with a CAS when a thread claims the slot and cleared when it folds into
+ * retired. `seq` is used by the retired slot only (0 elsewhere). */
 struct seg_slot {
     uint64_t seq;
     uint32_t state;

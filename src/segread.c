@@ -40,6 +40,32 @@ int seg_read_locked(const uint64_t *seq, const void *src, void *dst, size_t n)
     return EAGAIN;
 }
 
+/* A slot's counters only grow and each is stored whole, so reading a
+ * class's six twice and finding them equal gives a consistent snapshot of
+ * it (a double collect). Returns 0, or EAGAIN when some class kept changing
+ * past the retry limit (its last read is kept). */
+static int read_collect(const struct seg_counters *src, struct seg_counters *dst)
+{
+    int rc = 0;
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+        const uint64_t *s = (const uint64_t *)&src[c];
+        uint64_t a[6], b[6];
+        int i, k, same = 0;
+        for (k = 0; k < 6; k++)
+            a[k] = __atomic_load_n(&s[k], __ATOMIC_ACQUIRE);
+        for (i = 0; i < RETRIES && !same; i++) {
+            for (k = 0; k < 6; k++)
+                b[k] = __atomic_load_n(&s[k], __ATOMIC_ACQUIRE);
+            same = memcmp(a, b, sizeof a) == 0;
+            memcpy(a, b, sizeof a);
+        }
+        if (!same)
+            rc = EAGAIN;
+        memcpy(&dst[c], a, sizeof a);
+    }
+    return rc;
+}
+
 static void add(struct seg_counters *out, const struct seg_counters *in)
 {
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
@@ -73,11 +99,11 @@ int seg_sum(const void *base, const struct seg_header *h, struct seg_counters ou
         for (uint32_t i = 0; i < h->nslots; i++) {
             if (__atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE) != SEG_SLOT_LIVE)
                 continue;  /* never used, or folded into retired and cleared */
-            if (seg_read_locked(&slots[i].seq, slots[i].cls, tmp, sizeof tmp) != 0)
+            if (read_collect(slots[i].cls, tmp) != 0)
                 rc = EAGAIN;
             add(out, tmp);
         }
-        seg_read_locked(&overflow->seq, overflow->cls, tmp, sizeof tmp);
+        read_collect(overflow->cls, tmp);
         add(out, tmp);
         for (size_t k = 0; k < sizeof tmp / 8; k++)
             ((uint64_t *)tmp)[k] = ld((const uint64_t *)retired->cls + k);
