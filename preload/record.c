@@ -47,7 +47,6 @@ static struct backend_ops rec_ops;
 static uint64_t realtime_offset;   /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
 static struct seg_header *seg;
 static struct seg_slot *slots, *overflow, *retired;
-static struct seg_tracked *tracked;
 static struct seg_ages *ages;
 static struct seg_series *series;
 static struct seg_sample *samples;
@@ -88,6 +87,7 @@ struct rec_thread {
     struct seg_slot *slot;   /* own slot, or overflow when none was free */
     long countdown;          /* allocations until the next tracked one */
     uint64_t rng;            /* xorshift64* state, 0 until seeded */
+    uint64_t ev_next, ev_end; /* event numbers claimed and not yet used */
     uint32_t tid;
     int state;
 };
@@ -130,7 +130,8 @@ static void fold_locked(struct seg_slot *s)
     uint64_t *dst = (uint64_t *)retired->cls, *src = (uint64_t *)s->cls;
     __atomic_store_n(&retired->seq, retired->seq + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
-    for (size_t k = 0; k < sizeof s->cls / 8; k++) {
+    /* cls and trk, which follow it */
+    for (size_t k = 0; k < (sizeof s->cls + sizeof s->trk) / 8; k++) {
         __atomic_store_n(&dst[k], dst[k] + src[k], __ATOMIC_RELAXED);
         __atomic_store_n(&src[k], 0, __ATOMIC_RELAXED);
     }
@@ -221,6 +222,16 @@ static inline void count_free(struct seg_slot *s, unsigned c, size_t usable)
     __atomic_store_n(&k->frees, k->frees + 1, __ATOMIC_RELEASE);
 }
 
+/* One tracked figure of the calling thread's slot: a plain store in its
+ * own slot, an atomic add in the shared overflow slot. */
+static inline void trk_add(struct seg_slot *s, uint64_t *field, uint64_t v)
+{
+    if (unlikely(s == overflow))
+        __atomic_fetch_add(field, v, __ATOMIC_RELAXED);
+    else
+        __atomic_store_n(field, *field + v, __ATOMIC_RELEASE);
+}
+
 /* ---- The tracked table and its filter ---- */
 
 static inline uint64_t addr_hash(const void *p)
@@ -285,7 +296,13 @@ static struct seg_track *table_find(const void *p, uint64_t h)
 
 static void event_push(uint32_t kind, const void *p, uint64_t size, uint64_t life, uint64_t mono)
 {
-    uint64_t n = __atomic_fetch_add(&events->head, 1, __ATOMIC_RELAXED);
+    /* Numbers are claimed 16 at a time, so that the shared head is written
+     * once per 16 events of a thread, not once per event. */
+    if (rt.ev_next == rt.ev_end) {
+        rt.ev_next = __atomic_fetch_add(&events->head, 16, __ATOMIC_RELAXED);
+        rt.ev_end = rt.ev_next + 16;
+    }
+    uint64_t n = rt.ev_next++;
     struct seg_event *e = &evs[n % geo.events_cap];
     __atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
@@ -328,7 +345,8 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
 {
     uint64_t h = addr_hash(p);
     uint64_t t = clock_ns(CLOCK_MONOTONIC);
-    struct seg_tracked *tk = &tracked[c];
+    struct seg_slot *s = my_slot();
+    struct seg_tracked *tk = &s->trk[c];
 
     if (!table_insert(p, h, req, usable, t)) {
         __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
@@ -337,9 +355,9 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
         return;
     }
     filter_inc(h);
-    __atomic_fetch_add(&tk->allocs, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&tk->req_alloc, req, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&tk->usable_alloc, usable, __ATOMIC_RELAXED);
+    trk_add(s, &tk->req_alloc, req);
+    trk_add(s, &tk->usable_alloc, usable);
+    trk_add(s, &tk->allocs, 1);
     event_push(SEG_EV_ALLOC, p, req, 0, t);
     if (unlikely(!__atomic_load_n(&sampler_started, __ATOMIC_RELAXED)))
         start_sampler();
@@ -388,10 +406,11 @@ static void untrack_undo(const void *p, const struct seg_track *e)
     }
     /* No room to put it back: it leaves the tracked set (without a
      * lifetime), and the segment no longer claims exact figures. */
-    struct seg_tracked *tk = &tracked[sizeclass_of(e->usable)];
-    __atomic_fetch_add(&tk->frees, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&tk->req_free, e->req, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&tk->usable_free, e->usable, __ATOMIC_RELAXED);
+    struct seg_slot *s = my_slot();
+    struct seg_tracked *tk = &s->trk[sizeclass_of(e->usable)];
+    trk_add(s, &tk->req_free, e->req);
+    trk_add(s, &tk->usable_free, e->usable);
+    trk_add(s, &tk->frees, 1);
     __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
 }
 
@@ -400,11 +419,12 @@ static void untrack_finish(const void *p, const struct seg_track *e)
 {
     uint64_t now = clock_ns(CLOCK_MONOTONIC);
     uint64_t life = now > e->alloc_ns ? now - e->alloc_ns : 0;
-    struct seg_tracked *tk = &tracked[sizeclass_of(e->usable)];
-    __atomic_fetch_add(&tk->frees, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&tk->req_free, e->req, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&tk->usable_free, e->usable, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&tk->lifetime[lifebucket_of(life)], 1, __ATOMIC_RELAXED);
+    struct seg_slot *s = my_slot();
+    struct seg_tracked *tk = &s->trk[sizeclass_of(e->usable)];
+    trk_add(s, &tk->lifetime[lifebucket_of(life)], 1);
+    trk_add(s, &tk->req_free, e->req);
+    trk_add(s, &tk->usable_free, e->usable);
+    trk_add(s, &tk->frees, 1);
     event_push(SEG_EV_FREE, p, e->req, life, now);
 }
 
@@ -787,7 +807,6 @@ static void map_regions(void)
     slots = (struct seg_slot *)(b + geo.off_slots);
     overflow = (struct seg_slot *)(b + geo.off_overflow);
     retired = (struct seg_slot *)(b + geo.off_retired);
-    tracked = (struct seg_tracked *)(b + geo.off_tracked);
     ages = (struct seg_ages *)(b + geo.off_ages);
     series = (struct seg_series *)(b + geo.off_series);
     samples = (struct seg_sample *)(series + 1);

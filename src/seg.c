@@ -42,8 +42,6 @@ int seg_layout(struct seg_header *h, const struct seg_geometry *g)
     off = align64(off + sizeof(struct seg_slot));
     h->off_retired = off;
     off = align64(off + sizeof(struct seg_slot));
-    h->off_tracked = off;
-    off = align64(off + SIZECLASS_COUNT * sizeof(struct seg_tracked));
     h->off_ages = off;
     off = align64(off + sizeof(struct seg_ages));
     h->off_series = off;
@@ -90,7 +88,7 @@ int seg_validate(const struct seg_header *h, uint64_t file_size, uint32_t *versi
     if (seg_layout(&want, &g) != 0)
         return EINVAL;
     if (want.off_slots != h->off_slots || want.off_overflow != h->off_overflow ||
-        want.off_retired != h->off_retired || want.off_tracked != h->off_tracked ||
+        want.off_retired != h->off_retired ||
         want.off_ages != h->off_ages || want.off_series != h->off_series ||
         want.off_events != h->off_events || want.off_track != h->off_track ||
         want.off_filter != h->off_filter || want.total_size != h->total_size)

@@ -23,8 +23,9 @@
  *   counter (seqlock): the sampler thread makes it odd, writes, and makes it
  *   even with release order; a reader reads it (acquire), copies, re-reads
  *   it, and retries while it was odd or changed.
- * - The tracked aggregates take atomic adds; event-ring entries are
- *   published through their own `seq` (see struct seg_event).
+ * - The tracked aggregates live in the slots too, under the same rules.
+ * - Event-ring entries are published through their own `seq` (see struct
+ *   seg_event).
  *
  * All integers are little-endian, fixed-width, and naturally aligned. Offsets
  * are from the start of the segment. Bump SEG_VERSION, and say so in NEWS,
@@ -62,6 +63,20 @@ struct seg_counters {
     uint64_t usable_free;     /* the backend's usable size, at free */
 };
 
+/* The sampled ("tracked") blocks of one class, kept per thread slot like
+ * the counters (summed by readers). Live tracked = allocs - frees, and the
+ * same for the byte figures; lifetime[b] counts tracked blocks freed after
+ * a lifetime in bucket b. */
+struct seg_tracked {
+    uint64_t allocs;
+    uint64_t frees;
+    uint64_t req_alloc;
+    uint64_t req_free;
+    uint64_t usable_alloc;
+    uint64_t usable_free;
+    uint64_t lifetime[LIFEBUCKET_COUNT];
+};
+
 enum seg_slot_state { SEG_SLOT_FREE = 0, SEG_SLOT_LIVE = 1 };
 
 /* One thread's counters. Synchronization: the counters are written by the
@@ -74,21 +89,8 @@ struct seg_slot {
     uint32_t tid;
     uint64_t reserved[6];
     struct seg_counters cls[SIZECLASS_COUNT];
-    uint64_t pad[2];           /* to a whole number of cache lines */
-};
-
-/* The sampled ("tracked") blocks, per class. Synchronization: atomic adds
- * on the tracked path. Live tracked = allocs - frees, and the same for the
- * byte figures; lifetime[b] counts tracked blocks freed after a lifetime in
- * bucket b. */
-struct seg_tracked {
-    uint64_t allocs;
-    uint64_t frees;
-    uint64_t req_alloc;
-    uint64_t req_free;
-    uint64_t usable_alloc;
-    uint64_t usable_free;
-    uint64_t lifetime[LIFEBUCKET_COUNT];
+    struct seg_tracked trk[SIZECLASS_COUNT];
+    uint64_t pad[3];           /* to a whole number of cache lines */
 };
 
 /* Ages of tracked blocks still live, per class, as of `at_ns`. Written by
@@ -157,8 +159,12 @@ struct seg_event {
     uint32_t kind;             /* enum seg_event_kind */
 };
 
-/* The event ring. Synchronization: writers claim a number with an atomic
- * fetch-add on `head`, then fill the entry and publish it through `seq`. */
+/* The event ring. Synchronization: each writing thread claims numbers 16 at
+ * a time with an atomic fetch-add on `head`, then fills entries and
+ * publishes each through its `seq`. So `head` runs ahead of what is written,
+ * and a number a thread claimed but has not used (yet, or ever: it exited)
+ * stays unwritten: a reader skips every entry whose seq is not its number
+ * plus one. */
 struct seg_events {
     uint64_t head;
     uint64_t reserved[7];
@@ -216,7 +222,6 @@ struct seg_header {
     uint64_t off_slots;        /* struct seg_slot[nslots] */
     uint64_t off_overflow;     /* struct seg_slot: threads beyond nslots (atomic) */
     uint64_t off_retired;      /* struct seg_slot: threads that exited */
-    uint64_t off_tracked;      /* struct seg_tracked[nclasses] */
     uint64_t off_ages;         /* struct seg_ages */
     uint64_t off_series;       /* struct seg_series + seg_sample[series_cap] */
     uint64_t off_events;       /* struct seg_events + seg_event[events_cap] */
@@ -228,7 +233,7 @@ struct seg_header {
     char backend_name[SEG_BACKEND_NAME_MAX];
     char backend_version[SEG_BACKEND_VERSION_MAX];
     char config[SEG_CONFIG_MAX];   /* the effective config, MALLOCSHIM_CONF syntax */
-    uint64_t reserved[32];
+    uint64_t reserved[33];
 };
 
 _Static_assert(sizeof(struct seg_counters) == 48, "seg_counters layout");

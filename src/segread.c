@@ -115,12 +115,60 @@ int seg_sum(const void *base, const struct seg_header *h, struct seg_counters ou
     return EAGAIN;
 }
 
+/* The double collect of read_collect, for one class's tracked figures. */
+static int read_tracked1(const struct seg_tracked *src, struct seg_tracked *dst)
+{
+    enum { N = sizeof(struct seg_tracked) / 8 };
+    const uint64_t *s = (const uint64_t *)src;
+    uint64_t a[N], b[N];
+    int same = 0;
+    for (int k = 0; k < N; k++)
+        a[k] = __atomic_load_n(&s[k], __ATOMIC_ACQUIRE);
+    for (int i = 0; i < RETRIES && !same; i++) {
+        for (int k = 0; k < N; k++)
+            b[k] = __atomic_load_n(&s[k], __ATOMIC_ACQUIRE);
+        same = memcmp(a, b, sizeof a) == 0;
+        memcpy(a, b, sizeof a);
+    }
+    memcpy(dst, a, sizeof a);
+    return same ? 0 : EAGAIN;
+}
+
+static void add_tracked(struct seg_tracked *out, const struct seg_tracked *in)
+{
+    uint64_t *o = (uint64_t *)out;
+    const uint64_t *i = (const uint64_t *)in;
+    for (size_t k = 0; k < sizeof *out / 8; k++)
+        o[k] += i[k];
+}
+
 void seg_read_tracked(const void *base, const struct seg_header *h, unsigned c,
                       struct seg_tracked *out)
 {
-    const struct seg_tracked *t = (const struct seg_tracked *)at(base, h->off_tracked) + c;
-    for (size_t k = 0; k < sizeof *out / 8; k++)
-        ((uint64_t *)out)[k] = ld((const uint64_t *)t + k);
+    const struct seg_slot *slots = at(base, h->off_slots);
+    const struct seg_slot *overflow = at(base, h->off_overflow);
+    const struct seg_slot *retired = at(base, h->off_retired);
+    struct seg_tracked t;
+
+    for (int attempt = 0; attempt < RETRIES; attempt++) {
+        uint64_t r0 = __atomic_load_n(&retired->seq, __ATOMIC_ACQUIRE);
+        if (r0 & 1)
+            continue;
+        memset(out, 0, sizeof *out);
+        for (uint32_t i = 0; i < h->nslots; i++) {
+            if (__atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE) != SEG_SLOT_LIVE)
+                continue;
+            read_tracked1(&slots[i].trk[c], &t);
+            add_tracked(out, &t);
+        }
+        read_tracked1(&overflow->trk[c], &t);
+        add_tracked(out, &t);
+        read_tracked1(&retired->trk[c], &t);
+        add_tracked(out, &t);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&retired->seq, __ATOMIC_RELAXED) == r0)
+            return;
+    }
 }
 
 uint64_t seg_live_req_class(const void *base, const struct seg_header *h,

@@ -25,7 +25,7 @@ int seg_sum(const void *base, const struct seg_header *h, struct seg_counters ou
 uint64_t seg_live_req_class(const void *base, const struct seg_header *h,
                             const struct seg_counters *sum, unsigned c, int *exact);
 
-/* Copies the tracked aggregates of class c (atomic reads). */
+/* Sums the tracked aggregates of class c over all slots, like seg_sum. */
 void seg_read_tracked(const void *base, const struct seg_header *h, unsigned c,
                       struct seg_tracked *out);
 

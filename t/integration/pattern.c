@@ -88,6 +88,42 @@ int main(int argc, char **argv)
                     (unsigned long long)fast, (unsigned long long)slow);
     }
 
+    /* The event ring holds every tracked event (sample:1): 200 allocations
+     * and 100 frees of each size, each free with its lifetime. */
+    {
+        const struct seg_events *ev = (const struct seg_events *)((const char *)h + su_hdr.off_events);
+        const struct seg_event *ent = (const struct seg_event *)(ev + 1);
+        uint64_t head = __atomic_load_n(&ev->head, __ATOMIC_ACQUIRE);
+        uint64_t first = head > su_hdr.events_cap ? head - su_hdr.events_cap : 0;
+        unsigned allocs[NS] = { 0 }, frees[NS] = { 0 }, slow[NS] = { 0 };
+        for (uint64_t n = first; n < head; n++) {
+            const struct seg_event *e = &ent[n % su_hdr.events_cap];
+            struct seg_event copy;
+            if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != n + 1)
+                continue;   /* claimed, not written */
+            memcpy(&copy, e, sizeof copy);
+            if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != n + 1)
+                continue;
+            for (size_t k = 0; k < NS; k++) {
+                if (copy.size != sizes[k])
+                    continue;
+                if (copy.kind == SEG_EV_ALLOC)
+                    allocs[k]++;
+                if (copy.kind == SEG_EV_FREE) {
+                    frees[k]++;
+                    slow[k] += copy.lifetime_ns >= 30000000;
+                }
+                CHECK(copy.tid != 0 && copy.t_ns >= h->start_ns);
+            }
+        }
+        for (size_t k = 0; k < NS; k++) {
+            CHECK(allocs[k] == N && frees[k] == 100 && slow[k] == 50);
+            if (allocs[k] != N || frees[k] != 100 || slow[k] != 50)
+                fprintf(stderr, "events for %zu: %u allocs, %u frees, %u slow\n", sizes[k],
+                        allocs[k], frees[k], slow[k]);
+        }
+    }
+
     /* Ages: the 100 survivors of each size reach the 1.0-4.2 s bucket once
      * the sampler has looked after a second or more. */
     sleep_ms(1300);
