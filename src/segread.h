@@ -12,7 +12,8 @@
  * the mapping. */
 
 /* Sums each class's counters over the slots, the overflow slot and the
- * retired total, following the seqlocks. Returns 0 for a consistent sum, or
+ * retired total (a double collect per class, the retired seq around the
+ * whole, as seg.h describes). Returns 0 for a consistent sum, or
  * EAGAIN when a writer kept a slot busy past the retry limit (a thread
  * stopped mid-update, or a dead process): the sum is then as close as could
  * be read. Never blocks, never allocates. */
