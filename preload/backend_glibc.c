@@ -43,9 +43,11 @@ static int (*libc_trim)(size_t);
 static void (*libc_stats)(void);
 static int (*libc_info)(int, FILE *);
 
-static size_t glibc_usable(void *p)
+/* Only when libc's malloc_usable_size was not found; otherwise the table
+ * points at libc's own, with no hop on this hot path. */
+static size_t usable_unknown(void *p)
 {
-    return libc_usable ? libc_usable(p) : 0;
+    return 0;
 }
 
 static struct mallinfo2 glibc_mallinfo2(void)
@@ -132,7 +134,7 @@ static struct backend_ops glibc_ops = {
     .calloc = __libc_calloc,
     .realloc = __libc_realloc,
     .aligned = __libc_memalign,
-    .usable = glibc_usable,
+    .usable = usable_unknown,
     .mallopt = __libc_mallopt,
     .mallinfo2 = glibc_mallinfo2,
     .trim = glibc_trim,
@@ -184,7 +186,9 @@ int backend_glibc_start(const struct conf *c, const struct backend_ops **ops,
     libc_trim = (int (*)(size_t))libc_sym(h, "malloc_trim", "GLIBC_2.2.5");
     libc_stats = (void (*)(void))libc_sym(h, "malloc_stats", "GLIBC_2.2.5");
     libc_info = (int (*)(int, FILE *))libc_sym(h, "malloc_info", "GLIBC_2.10");
-    if (!libc_usable)
+    if (libc_usable)
+        glibc_ops.usable = libc_usable;
+    else
         log_msg("glibc's malloc_usable_size not found; it will answer 0");
 
     if (c->backend == CONF_BACKEND_GLIBC) {

@@ -115,11 +115,6 @@ int dispatch_init(void)
     return 0;
 }
 
-const struct conf *dispatch_conf(void)
-{
-    return &conf;
-}
-
 /* Starts the backend as soon as the shim is loaded, so that the choice (and
  * the verbose line) does not wait for a first malloc. Allocations made by
  * constructors that run earlier start it themselves. */

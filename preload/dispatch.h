@@ -30,9 +30,6 @@ static inline const struct backend_ops *dispatch(void)
  * starting it. */
 int dispatch_init(void);
 
-/* The configuration in force. Precondition: dispatch_init() returned 0. */
-const struct conf *dispatch_conf(void);
-
 /* The system page size, known after init (4096 before). */
 extern size_t dispatch_pagesize;
 
