@@ -94,33 +94,24 @@ static void *nothrow_failed(size_t n, size_t align)
     return f ? f(n, NULL) : NULL;
 }
 
-static inline void *new_impl(size_t n)
+/* Every operator new: align 0 for the plain forms. Inlined with constant
+ * align and nothrow, so each entry point keeps one test on its fast path. */
+static inline void *new_common(size_t n, size_t align, int nothrow)
 {
-    void *p = dispatch_malloc(n);
-    return likely(p != NULL) ? p : new_failed(n, 0);
+    void *p = align ? dispatch_aligned(align, n) : dispatch_malloc(n);
+    if (likely(p != NULL))
+        return p;
+    return nothrow ? nothrow_failed(n, align) : new_failed(n, align);
 }
 
-static inline void *new_aligned_impl(size_t n, size_t align)
-{
-    void *p = dispatch_aligned(align, n);
-    return likely(p != NULL) ? p : new_failed(n, align);
-}
+static inline void *new_impl(size_t n) { return new_common(n, 0, 0); }
+static inline void *new_aligned_impl(size_t n, size_t align) { return new_common(n, align, 0); }
+static inline void *new_nothrow_impl(size_t n) { return new_common(n, 0, 1); }
+static inline void *new_aligned_nothrow_impl(size_t n, size_t align) { return new_common(n, align, 1); }
 
 /* operator new(size_t), new[](size_t) */
 SHIM_EXPORT void *_Znwm(size_t n) { return new_impl(n); }
 SHIM_EXPORT void *_Znam(size_t n) { return new_impl(n); }
-
-static inline void *new_nothrow_impl(size_t n)
-{
-    void *p = dispatch_malloc(n);
-    return likely(p != NULL) ? p : nothrow_failed(n, 0);
-}
-
-static inline void *new_aligned_nothrow_impl(size_t n, size_t align)
-{
-    void *p = dispatch_aligned(align, n);
-    return likely(p != NULL) ? p : nothrow_failed(n, align);
-}
 
 /* operator new(size_t, const std::nothrow_t &), and new[] */
 SHIM_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt) { return new_nothrow_impl(n); }
