@@ -120,24 +120,34 @@ void seg_read_tracked(const void *base, const struct seg_header *h, unsigned c,
               sizeof(struct seg_tracked) / 8, 1, (uint64_t *)out);
 }
 
-uint64_t seg_live_req_class(const void *base, const struct seg_header *h,
-                            const struct seg_counters *sum, unsigned c, int *exact)
+int seg_req_exact(const void *base, const struct seg_header *h)
 {
     const struct seg_header *file = base;
-    struct seg_tracked t;
+    return (h->flags & SEG_F_EXACT_REQ) && !(ld32(&file->flags) & SEG_F_INHERITED) &&
+           ld(&file->tracked_dropped) == 0;
+}
+
+uint64_t seg_live_req(const struct seg_counters *sum, const struct seg_tracked *t, int exact)
+{
     uint64_t live = sum->allocs - sum->frees;
     uint64_t live_usable = sum->usable_alloc - sum->usable_free;
-    uint64_t tl, treq;
+    uint64_t tl = t->allocs - t->frees, treq = t->req_alloc - t->req_free;
 
-    seg_read_tracked(base, h, c, &t);
-    tl = t.allocs - t.frees;
-    treq = t.req_alloc - t.req_free;
-    *exact = (h->flags & SEG_F_EXACT_REQ) && !(ld32(&file->flags) & SEG_F_INHERITED) &&
-             ld(&file->tracked_dropped) == 0;
-    if (*exact)
+    if (exact)
         return treq;
     if (tl == 0 || live == 0)
         return live ? live_usable : 0;
     /* live * treq / tl without overflow: both fit in 64 bits, the product may not. */
-    return (uint64_t)((unsigned __int128)live * treq / tl);
+    unsigned __int128 v = (unsigned __int128)live * treq / tl;
+    return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
+uint64_t seg_live_req_class(const void *base, const struct seg_header *h,
+                            const struct seg_counters *sum, unsigned c, int *exact)
+{
+    struct seg_tracked t;
+
+    seg_read_tracked(base, h, c, &t);
+    *exact = seg_req_exact(base, h);
+    return seg_live_req(sum, &t, *exact);
 }

@@ -26,6 +26,17 @@ int seg_sum(const void *base, const struct seg_header *h, struct seg_counters ou
 uint64_t seg_live_req_class(const void *base, const struct seg_header *h,
                             const struct seg_counters *sum, unsigned c, int *exact);
 
+/* Live requested bytes of a class from its sums: the tracked live
+ * requested bytes when `exact`, else the class's live blocks times the mean
+ * requested size of its tracked live blocks, or its live usable bytes when
+ * none is tracked. Pure; safe on any values. */
+uint64_t seg_live_req(const struct seg_counters *sum, const struct seg_tracked *t, int exact);
+
+/* Whether a segment's live requested bytes are exact: sample:1, not a fork
+ * child's inherited counts, and no tracked block dropped (read from the
+ * live header at base, with h the validated copy). */
+int seg_req_exact(const void *base, const struct seg_header *h);
+
 /* Sums the tracked aggregates of class c over all slots, like seg_sum. */
 void seg_read_tracked(const void *base, const struct seg_header *h, unsigned c,
                       struct seg_tracked *out);

@@ -1,0 +1,206 @@
+#!/bin/sh
+# shimdump.sh: shimdump against live processes under each backend: the
+# one-screen view, --list, --json checked against the exact counts of a known
+# pattern (sample:1), --prometheus, --events, --diff, --watch in a pty; a
+# dead process, --clean; and the documented exit codes for every error.
+. "$TOP_SRCDIR/t/lib.sh"
+
+SD="$TOP_BUILDDIR/tools/shimdump"
+export NO_COLOR=1
+
+# wait_for FILE: up to 20 s.
+wait_for() {
+    i=0
+    while [ ! -e "$1" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+    [ -e "$1" ]
+}
+
+# The exact deltas of the known pattern, from two JSON snapshots.
+cat >"$TMP/check.py" <<'EOF'
+import json, sys
+base, ready, spec = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+def classes(d):
+    return {c["class"]: c for c in d["size_classes"]}
+b, r = classes(base), classes(ready)
+def cls_of(usable):
+    for c in r.values():
+        if c["min_size"] <= usable and (c["max_size"] is None or usable <= c["max_size"]):
+            return c["class"]
+    sys.exit("no class holds usable size %d" % usable)
+def delta(c, key):
+    return r[c][key] - (b[c][key] if c in b else 0)
+def hist_delta(c, key):
+    old = {h["le_ns"]: h["count"] for h in b[c][key]} if c in b else {}
+    return {h["le_ns"]: h["count"] - old.get(h["le_ns"], 0) for h in r[c][key]}
+assert ready["format_version"] == 1 and ready["sampling"]["live_bytes"] == "exact", ready["sampling"]
+assert ready["state"] == "alive", ready["state"]
+for line in open(spec):
+    size, usable, n, freed = map(int, line.split())
+    c = cls_of(usable)
+    live = n - freed
+    got = {k: delta(c, k) for k in ("allocs", "frees", "live_count", "live_bytes", "live_usable_bytes")}
+    want = {"allocs": n, "frees": freed, "live_count": live, "live_bytes": live * size,
+            "live_usable_bytes": live * usable}
+    assert got == want, (size, got, want)
+    life = hist_delta(c, "lifetime_hist")
+    if size == 3000:   # freed at once
+        assert sum(v for le, v in life.items() if le is not None and le <= 1024000) == freed, life
+    if size == 20000:  # freed after 300 ms: the bucket up to 4^10 us
+        assert life[1048576000] == freed, life
+    age = hist_delta(c, "age_hist")
+    assert sum(age.values()) == live, (size, age)
+    assert sum(v for le, v in age.items() if le is not None and le <= 65536000) == 0, age
+t = ready["totals"]
+assert t["live_count"] == sum(c["live_count"] for c in ready["size_classes"])
+assert t["live_usable_bytes"] == sum(c["live_usable_bytes"] for c in ready["size_classes"])
+assert ready["rss_bytes"] > 0 and len(ready["series"]) >= 1 and ready["backend_stats"], ready["rss_bytes"]
+EOF
+
+PROM_RE='^(# (HELP|TYPE) [a-z_]+ .+|[a-z_]+\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\} [0-9]+)$'
+
+for b in $(backends); do
+    d="$TMP/$b"
+    mkdir -p "$d/shm"
+    env MALLOCSHIM_CONF="backend:$b,shm_dir:$d/shm,sample:1" LD_PRELOAD="$SHIM" \
+        "$T/holder" "$d" >"$d/out" 2>"$d/err" &
+    pid=$!
+    wait_for "$d/base"
+    ok $? "$b: the holder started"
+    check "$SD" --dir "$d/shm" --json "$pid"
+    ok $? "$b: --json of a live process"
+    cp "$TMP/out" "$d/base.json"
+    touch "$d/go"
+    wait_for "$d/ready"
+    check "$SD" --dir "$d/shm" --json "$pid" && cp "$TMP/out" "$d/ready.json" &&
+        check python3 "$TMP/check.py" "$d/base.json" "$d/ready.json" "$d/ready"
+    ok $? "$b: --json shows the known pattern exactly: counts, live bytes, lifetimes, ages"
+
+    check "$SD" --dir "$d/shm" "$pid"
+    grep -q "^pid $pid (holder)  alive" "$TMP/out" && grep -q "backend $b" "$TMP/out" &&
+        grep -q '^WHERE THE MEMORY GOES' "$TMP/out" && grep -q '^  process RSS ' "$TMP/out" &&
+        grep -q '^SIZE CLASSES' "$TMP/out" && grep -q '^LIFETIMES' "$TMP/out" &&
+        grep -q '^AGES OF LIVE BLOCKS' "$TMP/out" && grep -q 'every block tracked (sample:1)' "$TMP/out"
+    ok $? "$b: the one-screen view: waterfall, size classes, both heat maps, sampling"
+    ! grep -q "$(printf '\033')" "$TMP/out" && python3 -c 'import sys; sys.exit(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")) > 100)' "$TMP/out"
+    ok $? "$b: no color when stdout is not a tty; it fits 100 columns"
+    check "$SD" --dir "$d/shm" --ascii "$pid" && ! LC_ALL=C grep -q '[^ -~]' "$TMP/out"
+    ok $? "$b: --ascii prints ASCII only"
+    check "$SD" --dir "$d/shm" --list && grep -Eq "^ +$pid +holder +$b .* alive" "$TMP/out"
+    ok $? "$b: --list shows it alive"
+    check "$SD" --dir "$d/shm" --prometheus "$pid" &&
+        [ -z "$(grep -Ev "$PROM_RE" "$TMP/out")" ] &&
+        grep -q "^mallocshim_up{pid=\"$pid\",comm=\"holder\",backend=\"$b\"} 1$" "$TMP/out" &&
+        grep -q "^mallocshim_live_bytes_exact{.*} 1$" "$TMP/out"
+    ok $? "$b: --prometheus is valid exposition text"
+    check "$SD" --dir "$d/shm" --events=100000 --no-follow "$pid" &&
+        grep -Eq 'alloc +19.5 KiB' "$TMP/out" && grep -Eq 'free +19.5 KiB .* lived 3[0-9][0-9]\.[0-9] ms' "$TMP/out"
+    ok $? "$b: --events shows allocs and frees with their lifetimes"
+
+    # --watch in a pseudo-terminal: it redraws, and q quits cleanly.
+    (sleep 2.5; printf q) | timeout 20 script -qec "$SD --dir $d/shm --watch=0.5 $pid" "$d/typescript" >/dev/null 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && [ "$(grep -c 'WHERE THE MEMORY GOES' "$d/typescript")" -ge 3 ] &&
+        grep -q "$(printf '\033\\[?1049l')" "$d/typescript" && grep -q 'rates over' "$d/typescript"
+    ok $? "$b: --watch redraws in a pty with rates, and q exits cleanly (rc $rc)"
+
+    touch "$d/stop"
+    wait $pid
+    ok $? "$b: the holder exited normally"
+    "$SD" --dir "$d/shm" "$pid" >"$TMP/out" 2>"$TMP/err"
+    [ $? -eq 1 ] && grep -q "^shimdump: no such process: $pid" "$TMP/err"
+    ok $? "$b: after a normal exit the segment is gone: 'no such process', exit 1"
+done
+
+# --diff of two saved snapshots (the same pattern under two backends).
+set -- $(backends)
+if [ $# -ge 2 ]; then
+    check "$SD" --diff "$TMP/$1/ready.json" "$TMP/$2/ready.json" &&
+        grep -q "A: $1 .*B: $2 .*B/A" "$TMP/out" && grep -q '^  peak RSS / live requested' "$TMP/out"
+    ok $? "--diff of two saved JSON snapshots ($1, $2)"
+else
+    skip "--diff of two saved JSON snapshots" "one backend in this build"
+fi
+check "$SD" "$TMP/glibc/ready.json" && grep -q '^WHERE THE MEMORY GOES' "$TMP/out"
+ok $? "a saved JSON snapshot renders as the one-screen view"
+
+# A dead process: flagged, listed, cleaned.
+d="$TMP/dead"
+mkdir -p "$d"
+env MALLOCSHIM_CONF="backend:glibc,shm_dir:$d,sample:1" LD_PRELOAD="$SHIM" sh -c 'exec sleep 60' &
+pid=$!
+wait_for "$d/mallocshim.$pid"
+sleep 1.2
+kill -9 $pid
+wait $pid 2>/dev/null
+check "$SD" --dir "$d" "$pid" && grep -q "^pid $pid (sleep)  DEAD" "$TMP/out" &&
+    grep -q 'gone without exiting normally' "$TMP/out"
+ok $? "a killed process's segment is shown, flagged DEAD"
+check "$SD" --dir "$d" --json "$pid" && grep -q '"state": "dead"' "$TMP/out"
+ok $? "--json says state dead"
+cp "$d/mallocshim.$pid" "$TMP/saved.seg"
+check "$SD" "$TMP/saved.seg" && grep -q "^pid $pid (sleep)  from a file" "$TMP/out"
+ok $? "a saved segment file renders"
+env MALLOCSHIM_CONF="backend:glibc,shm_dir:$d,sample:1" LD_PRELOAD="$SHIM" sh -c 'exec sleep 60' &
+live=$!
+wait_for "$d/mallocshim.$live"
+check "$SD" --dir "$d" --list && grep -Eq "^ +$pid +sleep .* dead" "$TMP/out" &&
+    grep -Eq "^ +$live +sleep .* alive" "$TMP/out"
+ok $? "--list shows the dead one dead and the live one alive"
+check "$SD" --dir "$d" --clean && [ ! -e "$d/mallocshim.$pid" ] && [ -e "$d/mallocshim.$live" ] &&
+    grep -q "removed $d/mallocshim.$pid (pid $pid, sleep)" "$TMP/out"
+ok $? "--clean removes the dead process's segment and keeps the live one's"
+kill $live
+wait $live 2>/dev/null
+
+# Errors: one line each, with the documented exit codes.
+err_case() {  # err_case WANT-RC PATTERN DESCRIPTION SHIMDUMP-ARGS...
+    want=$1 pat=$2 what=$3
+    shift 3
+    "$SD" "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    [ $rc -eq "$want" ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "^shimdump: .*$pat" "$TMP/err"
+    r=$?
+    [ $r -ne 0 ] && { echo "# rc $rc, want $want"; diag "$TMP/err"; }
+    ok $r "$what: exit $want"
+}
+err_case 1 "no such process: 999999999" "a pid that does not exist" --dir "$d" 999999999
+err_case 1 "pid $$ (.*) has no segment" "a process without a segment" --dir "$d" $$
+err_case 2 "" "an unknown option" --frobnicate
+err_case 2 "--diff takes two" "--diff with one argument" --diff 1
+err_case 2 "--watch=0: give seconds" "a bad --watch value" --watch=0 1
+
+cp "$TMP/saved.seg" "$TMP/v2.seg"
+printf '\002' | dd of="$TMP/v2.seg" bs=1 seek=8 conv=notrunc 2>/dev/null
+err_case 4 "segment format version 2; this shimdump reads version 1" "a segment of another format version" "$TMP/v2.seg"
+head -c 1000000 "$TMP/saved.seg" >"$TMP/short.seg"
+err_case 5 "truncated segment: 1000000 bytes of" "a truncated segment" "$TMP/short.seg"
+cp "$TMP/saved.seg" "$TMP/bad.seg"
+printf '\377\377' | dd of="$TMP/bad.seg" bs=1 seek=106 conv=notrunc 2>/dev/null
+err_case 5 "corrupt segment" "a segment whose offsets disagree" "$TMP/bad.seg"
+head -c 4096 /dev/urandom >"$TMP/noise.seg"
+err_case 5 "not a mallocshim segment" "a file that is not a segment" "$TMP/noise.seg"
+sed 's/"format_version": 1/"format_version": 9/' "$TMP/glibc/ready.json" >"$TMP/v9.json"
+err_case 4 "JSON format_version 9" "a JSON snapshot of another version" "$TMP/v9.json"
+head -c 2000 "$TMP/glibc/ready.json" >"$TMP/cut.json"
+err_case 5 "not a shimdump JSON snapshot" "a cut JSON snapshot" "$TMP/cut.json"
+
+# Permission: a segment of another user names its owner.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+    pd=$(mktemp -d /tmp/mallocshim-perm.XXXXXX)
+    chmod 755 "$pd"
+    cp "$TMP/saved.seg" "$pd/mallocshim.$pid"
+    chmod 600 "$pd/mallocshim.$pid"
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$SD" --dir "$pd" "$pid" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    [ $rc -eq 3 ] && grep -q "permission denied: the segment belongs to root (uid 0)" "$TMP/err"
+    ok $? "a segment of another user: permission denied, names the owner, exit 3"
+    rm -rf "$pd"
+else
+    skip "a segment of another user: permission denied" "needs root and setpriv"
+fi
+
+check "$SD" --version && grep -q '^shimdump [0-9.]* (segment format 1, JSON format 1)$' "$TMP/out"
+ok $? "--version"
+check "$SD" --help && grep -q '^Exit status: 0 ok; 1 no such process' "$TMP/out"
+ok $? "--help documents the exit codes"
+done_testing

@@ -1,0 +1,109 @@
+/* dump: one snapshot of a process's heap as shimdump sees it, read from a
+ * live segment, a saved segment file or a saved JSON file, and written as
+ * JSON. Everything the views draw comes from a struct dump, never from the
+ * segment itself, so that a hostile segment can only produce odd numbers. */
+#ifndef MALLOCSHIM_DUMP_H
+#define MALLOCSHIM_DUMP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "seg.h"
+#include "sizeclass.h"
+
+/* The JSON schema's version (doc/shimdump.1, "JSON"). Bump it on any change
+ * that is not an added field. */
+#define DUMP_JSON_VERSION 1
+
+/* Exit codes of shimdump, documented in its man page and README. */
+enum dump_exit {
+    DX_OK = 0,
+    DX_NOTFOUND = 1,   /* no such process, or it has no segment */
+    DX_USAGE = 2,
+    DX_PERM = 3,       /* a segment or file we may not read */
+    DX_VERSION = 4,    /* a segment or JSON file of another format version */
+    DX_CORRUPT = 5,    /* a truncated or inconsistent segment or JSON file */
+    DX_SYS = 6,        /* any other system error */
+};
+
+enum dump_state {
+    DS_UNKNOWN = 0,    /* a copied file: the process cannot be checked */
+    DS_ALIVE = 1,
+    DS_EXITED = 2,     /* the process exited normally (its file was kept) */
+    DS_DEAD = 3,       /* the process is gone without exiting normally */
+};
+
+struct dump_class {
+    uint64_t allocs, frees, reallocs, req_bytes;
+    uint64_t live_count, live_usable, live_req;
+    uint64_t life[LIFEBUCKET_COUNT];   /* tracked blocks freed, by lifetime */
+    uint64_t age[LIFEBUCKET_COUNT];    /* tracked blocks live, by age */
+};
+
+/* Backend statistics: the fields of struct seg_backend_stats (seg.h). */
+struct dump_sample {
+    uint64_t t_ns;                     /* CLOCK_REALTIME */
+    uint64_t live_count, live_usable, live_req;
+    uint64_t allocs, frees, req_bytes;
+    uint64_t rss, rss_anon, rss_huge, vsz;
+    uint64_t be[6];
+};
+
+struct dump {
+    int json_version;                  /* of the JSON file read, else DUMP_JSON_VERSION */
+    char source[512];                  /* where it was read from */
+    uint32_t pid, uid;
+    char comm[SEG_COMM_MAX];           /* NUL-terminated, control characters replaced */
+    char backend[SEG_BACKEND_NAME_MAX];
+    char backend_version[SEG_BACKEND_VERSION_MAX];
+    char config[SEG_CONFIG_MAX];
+    int backend_id;                    /* enum seg_backend_id */
+    int state;                         /* enum dump_state */
+    uint32_t sample, interval_ms;
+    int exact;                         /* live requested bytes exact (sample:1, nothing lost) */
+    int inherited;                     /* a fork child's counts, approximate */
+    int consistent;                    /* every region read consistently */
+    int counts_ok;                     /* no class had frees > allocs */
+    uint64_t dropped;                  /* tracked allocations the table had no room for */
+    uint64_t threads_seen;
+    uint64_t start_ns, heartbeat_ns, snap_ns;   /* CLOCK_REALTIME */
+    struct dump_class cls[SIZECLASS_COUNT];
+    struct dump_class total;           /* the sums (life/age included) */
+    uint64_t peak_rss, peak_rss_ns;
+    size_t nseries;                    /* oldest first */
+    struct dump_sample *series;        /* malloc'ed; NULL when nseries is 0 */
+};
+
+/* The latest time-series sample, or NULL when there is none. */
+const struct dump_sample *dump_last(const struct dump *d);
+
+/* Fills the dump from a segment image of `size` bytes at base (a mapping of
+ * a live file, or a buffer). Every count, index and offset is checked first;
+ * the segment is never trusted. Returns DX_OK, DX_VERSION or DX_CORRUPT, with
+ * a one-line reason in why[] on failure. `state` is stored as given.
+ * The caller must guard against SIGBUS when base is a mapping of a file that
+ * may shrink (dump_read_file does). */
+int dump_from_image(struct dump *d, const void *base, uint64_t size, int state,
+                    char *why, size_t whylen);
+
+/* Parses a JSON document written by dump_write_json. Returns DX_OK,
+ * DX_VERSION or DX_CORRUPT (why[] says where). Never crashes on any input. */
+int dump_from_json(struct dump *d, const char *text, size_t len, char *why, size_t whylen);
+
+/* Writes the dump as JSON (one object, pretty-printed, with a final
+ * newline). */
+void dump_write_json(FILE *f, const struct dump *d);
+
+/* Frees what the dump holds (not d itself) and zeroes it. */
+void dump_free(struct dump *d);
+
+/* Writes s into dst[cap] with control and non-ASCII bytes replaced by '?',
+ * so that text from a segment cannot move the terminal's cursor. */
+void dump_clean_text(char *dst, size_t cap, const char *s, size_t n);
+
+/* The names of the backend statistics a..f for a backend id ("" when the
+ * field is not used), for JSON and for the views. */
+const char *dump_be_field(int backend_id, unsigned i);
+
+#endif

@@ -1,0 +1,430 @@
+/* dumpseg: a struct dump from a segment image, and read-only mappings of
+ * segment files guarded against SIGBUS (a file truncated under us). */
+#include "config.h"
+
+#include "dump.h"
+#include "dumpmap.h"
+#include "segread.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The most samples a dump keeps (the newest): a day at 1 s. */
+#define DUMP_SERIES_MAX 86400u
+/* The largest JSON file read. */
+#define DUMP_JSON_MAX (64u << 20)
+
+static void why_set(char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void why_set(char *why, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    if (!why || !len)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(why, len, fmt, ap);
+    va_end(ap);
+}
+
+void dump_clean_text(char *dst, size_t cap, const char *s, size_t n)
+{
+    size_t i;
+    if (cap == 0)
+        return;
+    for (i = 0; i < n && i + 1 < cap && s[i]; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        dst[i] = ch < 0x20 || ch >= 0x7f ? '?' : (char)ch;
+    }
+    dst[i] = '\0';
+}
+
+const char *dump_be_field(int backend_id, unsigned i)
+{
+    static const char *const names[3][6] = {
+        { "arena_bytes", "mmap_bytes", "free_bytes", "keepcost_bytes", "in_use_bytes", "arenas" },
+        { "allocated", "active", "resident", "mapped", "retained", "metadata" },
+        { "current_allocated_bytes", "heap_size", "pageheap_free_bytes",
+          "pageheap_unmapped_bytes", "", "" },
+    };
+    if (backend_id < 0 || backend_id > 2 || i >= 6)
+        return "";
+    return names[backend_id][i];
+}
+
+const struct dump_sample *dump_last(const struct dump *d)
+{
+    return d->nseries ? &d->series[d->nseries - 1] : NULL;
+}
+
+void dump_free(struct dump *d)
+{
+    free(d->series);
+    memset(d, 0, sizeof *d);
+}
+
+static uint64_t ld(const uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static uint64_t sub_sat(uint64_t a, uint64_t b, int *ok)
+{
+    if (b > a) {
+        *ok = 0;
+        return 0;
+    }
+    return a - b;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+static void read_series(struct dump *d, const char *base, const struct seg_header *h)
+{
+    const struct seg_series *sr = (const void *)(base + h->off_series);
+    const struct seg_sample *ring = (const void *)(sr + 1);
+    uint64_t head = ld(&sr->head);
+    uint64_t n = head < h->series_cap ? head : h->series_cap;
+
+    if (n > DUMP_SERIES_MAX)
+        n = DUMP_SERIES_MAX;
+    d->peak_rss = ld(&sr->peak_rss);
+    d->peak_rss_ns = ld(&sr->peak_rss_ns);
+    if (n == 0 || !(d->series = calloc(n, sizeof *d->series)))
+        return;
+    for (uint64_t i = head - n; i != head; i++) {
+        const struct seg_sample *e = &ring[i % h->series_cap];
+        struct seg_sample s;
+        if (seg_read_locked(&e->seq, (const char *)e + 8, (char *)&s + 8, sizeof s - 8) != 0) {
+            d->consistent = 0;
+            continue;
+        }
+        if (s.t_ns == 0)
+            continue;   /* a hostile or half-made ring: no time, no sample */
+        struct dump_sample *o = &d->series[d->nseries++];
+        o->t_ns = s.t_ns;
+        o->live_count = s.live_count;
+        o->live_usable = s.live_usable;
+        o->live_req = s.live_req;
+        o->allocs = s.allocs;
+        o->frees = s.frees;
+        o->req_bytes = s.req_bytes;
+        o->rss = s.rss;
+        o->rss_anon = s.rss_anon;
+        o->rss_huge = s.rss_huge;
+        o->vsz = s.vsz;
+        memcpy(o->be, &s.backend, sizeof o->be);
+    }
+}
+
+int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, char *why,
+                    size_t whylen)
+{
+    const struct seg_header *file = base;
+    struct seg_header h;
+    struct seg_counters sum[SIZECLASS_COUNT];
+    struct seg_ages ages;
+    uint32_t version;
+    int rc;
+
+    memset(d, 0, sizeof *d);
+    memset(&h, 0, sizeof h);
+    memcpy(&h, base, size < sizeof h ? (size_t)size : sizeof h);
+    rc = seg_validate(&h, size, &version);
+    if (rc == EPROTO && h.magic == SEG_MAGIC) {
+        why_set(why, whylen, "segment format version %u; this shimdump reads version %u",
+                version, SEG_VERSION);
+        return DX_VERSION;
+    }
+    if (rc == EPROTO) {
+        why_set(why, whylen, "not a mallocshim segment (bad magic number)");
+        return DX_CORRUPT;
+    }
+    if (rc != 0) {
+        if (size >= sizeof h && h.total_size > size)
+            why_set(why, whylen, "truncated segment: %llu bytes of %llu",
+                    (unsigned long long)size, (unsigned long long)h.total_size);
+        else
+            why_set(why, whylen, "corrupt segment: its header's sizes and offsets do not agree");
+        return DX_CORRUPT;
+    }
+
+    d->json_version = DUMP_JSON_VERSION;
+    d->state = state;
+    d->pid = h.pid;
+    d->uid = h.uid;
+    dump_clean_text(d->comm, sizeof d->comm, h.comm, sizeof h.comm);
+    dump_clean_text(d->backend, sizeof d->backend, h.backend_name, sizeof h.backend_name);
+    dump_clean_text(d->backend_version, sizeof d->backend_version, h.backend_version,
+                    sizeof h.backend_version);
+    dump_clean_text(d->config, sizeof d->config, h.config, sizeof h.config);
+    d->backend_id = (int)h.backend;
+    d->sample = h.sample;
+    d->interval_ms = h.interval_ms;
+    d->start_ns = h.start_ns;
+    d->heartbeat_ns = ld(&file->heartbeat_ns);
+    d->threads_seen = ld(&file->threads_seen);
+    d->dropped = ld(&file->tracked_dropped);
+    uint32_t flags = __atomic_load_n(&file->flags, __ATOMIC_ACQUIRE);
+    d->inherited = !!(flags & SEG_F_INHERITED);
+    if ((flags & SEG_F_FINISHED) && state != DS_ALIVE)
+        d->state = DS_EXITED;
+    d->exact = seg_req_exact(base, &h);
+    d->consistent = 1;
+    d->counts_ok = 1;
+    {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        d->snap_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    }
+
+    if (seg_sum(base, &h, sum) != 0)
+        d->consistent = 0;
+    if (seg_read_locked(&((const struct seg_ages *)((const char *)base + h.off_ages))->seq,
+                        (const char *)base + h.off_ages + 8, (char *)&ages + 8,
+                        sizeof ages - 8) != 0)
+        d->consistent = 0;
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+        struct dump_class *k = &d->cls[c];
+        struct seg_tracked t;
+        seg_read_tracked(base, &h, c, &t);
+        k->allocs = sum[c].allocs;
+        k->frees = sum[c].frees;
+        k->reallocs = sum[c].reallocs;
+        k->req_bytes = sum[c].req_bytes;
+        k->live_count = sub_sat(sum[c].allocs, sum[c].frees, &d->counts_ok);
+        k->live_usable = sub_sat(sum[c].usable_alloc, sum[c].usable_free, &d->counts_ok);
+        k->live_req = k->live_count ? seg_live_req(&sum[c], &t, d->exact) : 0;
+        for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++) {
+            k->life[b] = t.lifetime[b];
+            k->age[b] = ages.count[c][b];
+        }
+    }
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+        const struct dump_class *k = &d->cls[c];
+        struct dump_class *t = &d->total;
+        t->allocs = add_sat(t->allocs, k->allocs);
+        t->frees = add_sat(t->frees, k->frees);
+        t->reallocs = add_sat(t->reallocs, k->reallocs);
+        t->req_bytes = add_sat(t->req_bytes, k->req_bytes);
+        t->live_count = add_sat(t->live_count, k->live_count);
+        t->live_usable = add_sat(t->live_usable, k->live_usable);
+        t->live_req = add_sat(t->live_req, k->live_req);
+        for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++) {
+            t->life[b] = add_sat(t->life[b], k->life[b]);
+            t->age[b] = add_sat(t->age[b], k->age[b]);
+        }
+    }
+    read_series(d, base, &h);
+    return DX_OK;
+}
+
+/* ---- Mappings of segment files, guarded against SIGBUS ---- */
+
+static sigjmp_buf bus_jmp;
+static volatile sig_atomic_t bus_armed;
+
+static void on_bus(int sig)
+{
+    if (bus_armed) {
+        bus_armed = 0;
+        siglongjmp(bus_jmp, 1);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void bus_install(void)
+{
+    static int done;
+    struct sigaction sa;
+    if (done)
+        return;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_bus;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
+    done = 1;
+}
+
+void dump_map_close(struct dump_map *m)
+{
+    if (m->base)
+        munmap((void *)m->base, m->size);
+    free(m->json);
+    memset(m, 0, sizeof *m);
+}
+
+int dump_map_fd(struct dump_map *m, int fd, const char *label, char *why, size_t whylen)
+{
+    struct stat st;
+    char first = 0;
+
+    memset(m, 0, sizeof *m);
+    snprintf(m->label, sizeof m->label, "%s", label);
+    if (fstat(fd, &st) != 0) {
+        why_set(why, whylen, "%s", strerror(errno));
+        return DX_SYS;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        why_set(why, whylen, "not a regular file");
+        return DX_CORRUPT;
+    }
+    if (st.st_size == 0) {
+        why_set(why, whylen, "empty file");
+        return DX_CORRUPT;
+    }
+    if (pread(fd, &first, 1, 0) != 1) {
+        why_set(why, whylen, "%s", strerror(errno ? errno : EIO));
+        return DX_SYS;
+    }
+    if (first == '{' || first == ' ' || first == '\n' || first == '\t' || first == '\r') {
+        size_t got = 0;
+        if ((uint64_t)st.st_size > DUMP_JSON_MAX) {
+            why_set(why, whylen, "a %llu-byte file is too large for a JSON snapshot",
+                    (unsigned long long)st.st_size);
+            return DX_CORRUPT;
+        }
+        if (!(m->json = malloc((size_t)st.st_size + 1))) {
+            why_set(why, whylen, "out of memory");
+            return DX_SYS;
+        }
+        while (got < (size_t)st.st_size) {
+            ssize_t r = pread(fd, m->json + got, (size_t)st.st_size - got, (off_t)got);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                break;
+            got += (size_t)r;
+        }
+        m->json[got] = '\0';
+        m->json_len = got;
+        return DX_OK;
+    }
+    m->size = (uint64_t)st.st_size;
+    m->base = mmap(NULL, m->size, PROT_READ, MAP_SHARED, fd, 0);
+    if (m->base == MAP_FAILED) {
+        m->base = NULL;
+        why_set(why, whylen, "cannot map it: %s", strerror(errno));
+        return DX_SYS;
+    }
+    return DX_OK;
+}
+
+/* Runs fn(arg) with SIGBUS turned into a return of `bus_rc`: a mapped file
+ * that shrinks under a read ends that read, not shimdump. The work lives in
+ * fn so that nothing of it is clobbered by the longjmp. */
+static int guarded(int (*fn)(void *), void *arg, int bus_rc)
+{
+    int rc;
+    bus_install();
+    if (sigsetjmp(bus_jmp, 1))
+        return bus_rc;
+    bus_armed = 1;
+    rc = fn(arg);
+    bus_armed = 0;
+    return rc;
+}
+
+struct read_args {
+    const struct dump_map *m;
+    struct dump *d;
+    int state;
+    char *why;
+    size_t whylen;
+};
+
+static int read_image(void *p)
+{
+    struct read_args *a = p;
+    return dump_from_image(a->d, a->m->base, a->m->size, a->state, a->why, a->whylen);
+}
+
+int dump_map_read(const struct dump_map *m, struct dump *d, int state, char *why, size_t whylen)
+{
+    struct read_args a = { m, d, state, why, whylen };
+    int rc;
+    if (m->json) {
+        rc = dump_from_json(d, m->json, m->json_len, why, whylen);
+        snprintf(d->source, sizeof d->source, "%s", m->label);
+        return rc;
+    }
+    memset(d, 0, sizeof *d);
+    rc = guarded(read_image, &a, -1);
+    if (rc == -1) {
+        free(d->series);
+        memset(d, 0, sizeof *d);
+        why_set(why, whylen, "truncated segment: the file shrank while it was read");
+        return DX_CORRUPT;
+    }
+    snprintf(d->source, sizeof d->source, "%s", m->label);
+    return rc;
+}
+
+struct events_args {
+    const struct dump_map *m;
+    uint64_t from, *next;
+    struct dump_event *out;
+    size_t max;
+};
+
+static int read_events(void *p)
+{
+    struct events_args *a = p;
+    const struct dump_map *m = a->m;
+    struct seg_header h;
+    size_t n = 0;
+    uint64_t from = a->from, i;
+
+    memcpy(&h, m->base, sizeof h);
+    if (seg_validate(&h, m->size, NULL) != 0)
+        return -1;
+    const struct seg_events *ev = (const void *)((const char *)m->base + h.off_events);
+    const struct seg_event *ring = (const void *)(ev + 1);
+    uint64_t head = ld(&ev->head);
+    if (head - from > h.events_cap)
+        from = head - h.events_cap;   /* older ones are overwritten */
+    for (i = from; i != head && n < a->max; i++) {
+        const struct seg_event *e = &ring[i % h.events_cap];
+        struct seg_event c;
+        uint64_t s0 = ld(&e->seq);
+        if (s0 != i + 1)
+            continue;   /* not written yet, or never, or overwritten */
+        c.t_ns = __atomic_load_n(&e->t_ns, __ATOMIC_RELAXED);
+        c.addr = __atomic_load_n(&e->addr, __ATOMIC_RELAXED);
+        c.size = __atomic_load_n(&e->size, __ATOMIC_RELAXED);
+        c.lifetime_ns = __atomic_load_n(&e->lifetime_ns, __ATOMIC_RELAXED);
+        c.tid = __atomic_load_n(&e->tid, __ATOMIC_RELAXED);
+        c.kind = __atomic_load_n(&e->kind, __ATOMIC_RELAXED);
+        c.seq = s0;
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != s0)
+            continue;
+        a->out[n].num = i;
+        a->out[n].ev = c;
+        n++;
+    }
+    *a->next = i;
+    return (int)n;
+}
+
+int dump_map_events(const struct dump_map *m, uint64_t from, uint64_t *next,
+                    struct dump_event *out, size_t max)
+{
+    struct events_args a = { m, from, next, out, max };
+    *next = from;
+    if (!m->base || m->size < sizeof(struct seg_header))
+        return -1;
+    return guarded(read_events, &a, -1);
+}

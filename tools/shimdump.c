@@ -1,0 +1,921 @@
+/* shimdump: reads the segments that libmallocshim.so writes, from a second
+ * terminal, without stopping, signalling or tracing the process. */
+#include "config.h"
+
+#include "conf.h"
+#include "dump.h"
+#include "dumpmap.h"
+#include "view.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+enum mode { M_VIEW, M_LIST, M_WATCH, M_EVENTS, M_JSON, M_PROM, M_DIFF, M_CLEAN };
+
+static struct {
+    enum mode mode;
+    char dir[CONF_PATH_MAX];
+    double watch_s;
+    long events_n;
+    int follow;
+    int all;
+    int color;        /* -1 auto */
+    int ascii;
+} opt = { M_VIEW, "", 2.0, 20, 1, 0, -1, 0 };
+
+static volatile sig_atomic_t stop;
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static int err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int err(int code, const char *fmt, ...)
+{
+    va_list ap;
+    fputs("shimdump: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return code;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- Where segments live ---- */
+
+static void conf_quiet(void *ctx, const char *msg)
+{
+    (void)ctx;
+    (void)msg;   /* the shim reports bad config; shimdump only wants shm_dir */
+}
+
+/* The segment directory: --dir, else shm_dir of the shim's own config (the
+ * same MALLOCSHIM_CONF and config file the shim reads), else /dev/shm. */
+static void find_dir(void)
+{
+    struct conf c;
+    if (opt.dir[0])
+        return;
+    conf_defaults(&c);
+    conf_load(&c, getenv("MALLOCSHIM_CONF"), getenv("MALLOCSHIM_CONF_FILE"),
+              SYSCONFDIR "/mallocshim.conf", 0, conf_quiet, NULL);
+    snprintf(opt.dir, sizeof opt.dir, "%s", c.shm_dir);
+}
+
+static int is_pid(const char *s)
+{
+    if (!*s || strlen(s) > 9)
+        return 0;
+    for (; *s; s++)
+        if (!isdigit((unsigned char)*s))
+            return 0;
+    return 1;
+}
+
+static const char *user_name(uid_t uid, char *buf, size_t cap)
+{
+    struct passwd *pw = getpwuid(uid);
+    if (pw)
+        snprintf(buf, cap, "%s (uid %u)", pw->pw_name, (unsigned)uid);
+    else
+        snprintf(buf, cap, "uid %u", (unsigned)uid);
+    return buf;
+}
+
+/* Reads a small /proc file; returns its length or -1. */
+static ssize_t slurp(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n;
+    if (fd < 0)
+        return -1;
+    n = read(fd, buf, cap - 1);
+    close(fd);
+    if (n < 0)
+        return -1;
+    buf[n] = '\0';
+    return n;
+}
+
+/* When process `pid` started, in CLOCK_REALTIME seconds; 0 if unknown. */
+static uint64_t proc_start_s(uint32_t pid)
+{
+    static uint64_t btime;
+    char path[64], buf[4096], *p;
+    if (!btime && slurp("/proc/stat", buf, sizeof buf) > 0 && (p = strstr(buf, "\nbtime ")))
+        btime = strtoull(p + 7, NULL, 10);
+    snprintf(path, sizeof path, "/proc/%u/stat", pid);
+    if (!btime || slurp(path, buf, sizeof buf) <= 0 || !(p = strrchr(buf, ')')))
+        return 0;
+    /* Fields after the command: state is field 3, starttime field 22. */
+    for (int field = 2; field < 22 && p; field++)
+        p = strchr(p + 1, ' ');
+    if (!p)
+        return 0;
+    return btime + strtoull(p + 1, NULL, 10) / (uint64_t)sysconf(_SC_CLK_TCK);
+}
+
+/* Whether the process that made a segment (pid, started at start_ns) still
+ * runs: the pid exists and is not a later process that reused it. */
+static int proc_state(uint32_t pid, uint64_t start_ns)
+{
+    if (pid == 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+        return DS_DEAD;
+    uint64_t st = proc_start_s(pid);
+    if (st && st > start_ns / 1000000000ull + 2)
+        return DS_DEAD;   /* the pid came round again */
+    return DS_ALIVE;
+}
+
+static int proc_exists(long pid)
+{
+    return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+/* ---- Opening a target ---- */
+
+struct target {
+    struct dump_map map;
+    int canonical;            /* the file is <dir>/mallocshim.<its pid> */
+};
+
+/* The error for a segment we could not open. */
+static int open_error(const char *path, int e, long pid)
+{
+    char who[96], comm[64];
+    struct stat st;
+    if (e == EACCES || e == EPERM) {
+        if (stat(path, &st) == 0)
+            return err(DX_PERM, "%s: permission denied: the segment belongs to %s; run shimdump "
+                       "as that user or as root", path, user_name(st.st_uid, who, sizeof who));
+        return err(DX_PERM, "%s: permission denied", path);
+    }
+    if (e == ELOOP)
+        return err(DX_CORRUPT, "%s: a symbolic link, not a segment; not followed", path);
+    if (e == ENOENT && pid > 0) {
+        char p[64];
+        if (!proc_exists(pid))
+            return err(DX_NOTFOUND, "no such process: %ld (and no segment %s)", pid, path);
+        snprintf(p, sizeof p, "/proc/%ld/comm", pid);
+        if (slurp(p, comm, sizeof comm) > 0)
+            comm[strcspn(comm, "\n")] = '\0';
+        else
+            snprintf(comm, sizeof comm, "?");
+        char maps[64], *buf = malloc(1 << 20);
+        int shim = -1;
+        snprintf(maps, sizeof maps, "/proc/%ld/maps", pid);
+        if (buf && slurp(maps, buf, 1 << 20) >= 0)
+            shim = strstr(buf, "libmallocshim") != NULL;
+        free(buf);
+        if (shim == 1)
+            return err(DX_NOTFOUND, "pid %ld (%s) runs under libmallocshim.so but has no segment "
+                       "%s: recording is off (record:off), or it writes to another shm_dir "
+                       "(--dir)", pid, comm, path);
+        return err(DX_NOTFOUND, "pid %ld (%s) has no segment %s: %s", pid, comm, path,
+                   shim == 0 ? "it does not run under libmallocshim.so"
+                             : "is it running under libmallocshim.so with recording on?");
+    }
+    if (e == ENOENT)
+        return err(DX_NOTFOUND, "%s: no such file", path);
+    return err(DX_SYS, "%s: %s", path, strerror(e));
+}
+
+/* Opens a pid's segment, a segment file or a JSON file. */
+static int target_open(struct target *t, const char *arg)
+{
+    char path[CONF_PATH_MAX + 32], why[256];
+    long pid = is_pid(arg) ? strtol(arg, NULL, 10) : 0;
+    int fd, rc;
+    struct stat st, cst;
+
+    memset(t, 0, sizeof *t);
+    if (pid > 0)
+        snprintf(path, sizeof path, "%s/mallocshim.%ld", opt.dir, pid);
+    else
+        snprintf(path, sizeof path, "%s", arg);
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (pid > 0 ? O_NOFOLLOW : 0));
+    if (fd < 0)
+        return open_error(path, errno, pid);
+    rc = dump_map_fd(&t->map, fd, path, why, sizeof why);
+    if (rc == DX_OK && t->map.base && fstat(fd, &st) == 0) {
+        /* Liveness can be judged only for the live file itself, not a copy. */
+        const struct seg_header *h = t->map.base;
+        char cpath[CONF_PATH_MAX + 32];
+        if (t->map.size >= sizeof *h) {
+            snprintf(cpath, sizeof cpath, "%s/mallocshim.%u", opt.dir, h->pid);
+            t->canonical = lstat(cpath, &cst) == 0 && cst.st_ino == st.st_ino &&
+                           cst.st_dev == st.st_dev;
+        }
+        /* A file the process has unlinked since (it exited) also counts. */
+        if (pid > 0)
+            t->canonical = 1;
+    }
+    close(fd);
+    if (rc != DX_OK)
+        return err(rc, "%s: %s", path, why);
+    return DX_OK;
+}
+
+/* Reads the target into d, judging whether its process still runs. */
+static int target_read(struct target *t, struct dump *d)
+{
+    char why[256];
+    int state = DS_UNKNOWN;
+    if (t->map.base && t->canonical && t->map.size >= sizeof(struct seg_header)) {
+        const struct seg_header *h = t->map.base;
+        state = proc_state(__atomic_load_n(&h->pid, __ATOMIC_RELAXED),
+                           __atomic_load_n(&h->start_ns, __ATOMIC_RELAXED));
+    }
+    int rc = dump_map_read(&t->map, d, state, why, sizeof why);
+    if (rc != DX_OK)
+        return err(rc, "%s: %s", t->map.label, why);
+    return DX_OK;
+}
+
+/* ---- Output settings ---- */
+
+static void view_setup(struct view_opts *vo)
+{
+    struct winsize ws;
+    const char *cs;
+    memset(vo, 0, sizeof *vo);
+    setlocale(LC_CTYPE, "");
+    cs = nl_langinfo(CODESET);
+    vo->utf8 = !opt.ascii && cs && !strcmp(cs, "UTF-8");
+    if (opt.color >= 0)
+        vo->color = opt.color;
+    else
+        vo->color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    if (getenv("NO_COLOR") && opt.color < 0)
+        vo->color = 0;
+    vo->width = 100;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
+        vo->width = ws.ws_col;
+    vo->all = opt.all;
+}
+
+/* ---- Modes ---- */
+
+static int do_view(const char *arg)
+{
+    struct target t;
+    struct dump d;
+    struct view_opts vo;
+    int rc = target_open(&t, arg);
+    if (rc)
+        return rc;
+    rc = target_read(&t, &d);
+    dump_map_close(&t.map);
+    if (rc)
+        return rc;
+    view_setup(&vo);
+    if (opt.mode == M_JSON)
+        dump_write_json(stdout, &d);
+    else
+        view_main(stdout, &d, &vo);
+    dump_free(&d);
+    return DX_OK;
+}
+
+/* Segment names in the directory: mallocshim.<digits>. */
+static int seg_name_pid(const char *name, long *pid)
+{
+    if (strncmp(name, "mallocshim.", 11) || !is_pid(name + 11))
+        return 0;
+    *pid = strtol(name + 11, NULL, 10);
+    return 1;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The pids with a segment in the directory, sorted; NULL on error. */
+static long *scan_dir(size_t *n)
+{
+    DIR *dir = opendir(opt.dir);
+    struct dirent *de;
+    long *v = NULL, pid;
+    size_t cap = 0;
+    *n = 0;
+    if (!dir)
+        return NULL;
+    while ((de = readdir(dir))) {
+        if (!seg_name_pid(de->d_name, &pid))
+            continue;
+        if (*n == cap) {
+            long *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof *v);
+            if (!nv)
+                break;
+            v = nv;
+        }
+        v[(*n)++] = pid;
+    }
+    closedir(dir);
+    if (!v)
+        v = malloc(sizeof *v);
+    if (v && *n)
+        qsort(v, *n, sizeof *v, cmp_long);
+    return v;
+}
+
+/* Opens and reads a listed segment quietly; returns a DX code, and for a
+ * permission problem the owner's uid. */
+static int quiet_read(long pid, struct dump *d, uid_t *owner)
+{
+    char path[CONF_PATH_MAX + 32], why[256];
+    struct dump_map m;
+    struct stat st;
+    int fd, rc;
+    snprintf(path, sizeof path, "%s/mallocshim.%ld", opt.dir, pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+        if ((errno == EACCES || errno == EPERM) && stat(path, &st) == 0)
+            *owner = st.st_uid;
+        return errno == EACCES || errno == EPERM ? DX_PERM : DX_NOTFOUND;
+    }
+    rc = dump_map_fd(&m, fd, path, why, sizeof why);
+    close(fd);
+    if (rc)
+        return rc;
+    if (!m.base) {
+        dump_map_close(&m);
+        return DX_CORRUPT;
+    }
+    const struct seg_header *h = m.base;
+    int state = m.size >= sizeof *h ? proc_state((uint32_t)pid, h->start_ns) : DS_DEAD;
+    rc = dump_map_read(&m, d, state, why, sizeof why);
+    dump_map_close(&m);
+    return rc;
+}
+
+static int do_list(void)
+{
+    struct view_opts vo;
+    size_t n, shown = 0, denied = 0, bad = 0;
+    long *pids = scan_dir(&n);
+    uid_t owner = (uid_t)-1;
+    char who[96];
+
+    if (!pids)
+        return err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
+    view_setup(&vo);
+    for (size_t i = 0; i < n; i++) {
+        struct dump d;
+        int rc = quiet_read(pids[i], &d, &owner);
+        if (rc == DX_PERM) {
+            denied++;
+            continue;
+        }
+        if (rc != DX_OK) {
+            bad++;
+            continue;
+        }
+        if (!shown++)
+            view_list_header(stdout, &vo);
+        view_list_row(stdout, &d, &vo);
+        dump_free(&d);
+    }
+    free(pids);
+    if (!shown)
+        printf("no segments you can read in %s\n", opt.dir);
+    if (denied)
+        printf("%zu more segment%s you may not read (owned by %s%s)\n", denied,
+               denied > 1 ? "s" : "", user_name(owner, who, sizeof who),
+               denied > 1 ? " and maybe others" : "");
+    if (bad)
+        printf("%zu unreadable (corrupt or of another format version): shimdump %s/mallocshim.PID "
+               "says why\n", bad, opt.dir);
+    return DX_OK;
+}
+
+static int do_prometheus(char **args, int nargs)
+{
+    struct dump *d = NULL;
+    const struct dump **p = NULL;
+    size_t n = 0;
+    int rc = DX_OK;
+
+    if (nargs > 0) {
+        d = calloc((size_t)nargs, sizeof *d);
+        p = calloc((size_t)nargs, sizeof *p);
+        if (!d || !p)
+            return err(DX_SYS, "out of memory");
+        for (int i = 0; i < nargs; i++) {
+            struct target t;
+            if ((rc = target_open(&t, args[i])) != DX_OK)
+                break;
+            rc = target_read(&t, &d[n]);
+            dump_map_close(&t.map);
+            if (rc != DX_OK)
+                break;
+            p[n] = &d[n];
+            n++;
+        }
+    } else {
+        size_t np;
+        long *pids = scan_dir(&np);
+        uid_t owner;
+        if (!pids)
+            return err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
+        d = calloc(np ? np : 1, sizeof *d);
+        p = calloc(np ? np : 1, sizeof *p);
+        if (!d || !p) {
+            free(pids);
+            return err(DX_SYS, "out of memory");
+        }
+        for (size_t i = 0; i < np; i++)
+            if (quiet_read(pids[i], &d[n], &owner) == DX_OK) {
+                p[n] = &d[n];
+                n++;
+            }
+        free(pids);
+    }
+    if (rc == DX_OK)
+        view_prometheus(stdout, p, n);
+    for (size_t i = 0; i < n; i++)
+        dump_free(&d[i]);
+    free(d);
+    free(p);
+    return rc;
+}
+
+static int do_diff(const char *a, const char *b)
+{
+    struct target ta, tb;
+    struct dump da, db;
+    struct view_opts vo;
+    int rc;
+    if ((rc = target_open(&ta, a)) != DX_OK)
+        return rc;
+    rc = target_read(&ta, &da);
+    dump_map_close(&ta.map);
+    if (rc)
+        return rc;
+    if ((rc = target_open(&tb, b)) != DX_OK || (rc = target_read(&tb, &db)) != DX_OK) {
+        dump_map_close(&tb.map);
+        dump_free(&da);
+        return rc;
+    }
+    dump_map_close(&tb.map);
+    view_setup(&vo);
+    view_diff(stdout, &da, &db, &vo);
+    dump_free(&da);
+    dump_free(&db);
+    return DX_OK;
+}
+
+static int do_clean(void)
+{
+    size_t n, removed = 0, kept = 0;
+    long *pids = scan_dir(&n);
+    uid_t me = geteuid();
+
+    if (!pids)
+        return err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
+    for (size_t i = 0; i < n; i++) {
+        char path[CONF_PATH_MAX + 32], comm[SEG_COMM_MAX] = "?";
+        struct stat st, lst;
+        snprintf(path, sizeof path, "%s/mallocshim.%ld", opt.dir, pids[i]);
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0)
+            continue;
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_uid != me && me != 0)) {
+            close(fd);
+            continue;
+        }
+        /* Every live writer holds a shared flock on its segment: an
+         * exclusive one that succeeds proves nobody writes it any more. */
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            kept++;
+            close(fd);
+            continue;
+        }
+        struct seg_header h;
+        if (pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h && h.magic == SEG_MAGIC)
+            dump_clean_text(comm, sizeof comm, h.comm, sizeof h.comm);
+        if (lstat(path, &lst) == 0 && lst.st_ino == st.st_ino && lst.st_dev == st.st_dev &&
+            unlink(path) == 0) {
+            printf("removed %s (pid %ld, %s)\n", path, pids[i], comm);
+            removed++;
+        } else {
+            err(0, "%s: cannot remove it: %s", path, strerror(errno));
+        }
+        close(fd);
+    }
+    free(pids);
+    printf("%zu segment%s of dead processes removed; %zu of running processes kept\n", removed,
+           removed == 1 ? "" : "s", kept);
+    return DX_OK;
+}
+
+/* ---- --watch ---- */
+
+static struct termios tty_saved;
+static int tty_raw;
+
+static void tty_restore(void)
+{
+    if (tty_raw) {
+        tcsetattr(STDIN_FILENO, TCSANOW, &tty_saved);
+        tty_raw = 0;
+    }
+}
+
+static int term_rows(void)
+{
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row)
+        return ws.ws_row;
+    return 0;
+}
+
+/* Writes a frame at the top of the screen: each line cleared to its end,
+ * cut at the terminal's height, and the rest of the screen cleared. */
+static void draw(const char *buf, size_t len, int tty)
+{
+    int rows = tty ? term_rows() : 0, line = 0;
+    if (!tty) {
+        fwrite(buf, 1, len, stdout);
+        fputs("\n", stdout);
+        fflush(stdout);
+        return;
+    }
+    fputs("\033[H", stdout);
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] == '\n') {
+            if (rows && ++line >= rows - 1)
+                break;
+            fputs("\033[K\n", stdout);
+            continue;
+        }
+        fputc(buf[i], stdout);
+    }
+    fputs("\033[K\n\033[J", stdout);
+    fflush(stdout);
+}
+
+static int do_watch(const char *arg)
+{
+    struct target t;
+    struct dump d, prev;
+    struct view_opts vo;
+    int tty = isatty(STDOUT_FILENO), rc, have_prev = 0;
+    int in_tty = isatty(STDIN_FILENO);
+
+    if ((rc = target_open(&t, arg)) != DX_OK)
+        return rc;
+    view_setup(&vo);
+    memset(&prev, 0, sizeof prev);
+    if (in_tty && tcgetattr(STDIN_FILENO, &tty_saved) == 0) {
+        struct termios raw = tty_saved;
+        raw.c_lflag &= (tcflag_t) ~(ICANON | ECHO);
+        raw.c_cc[VMIN] = 0;
+        raw.c_cc[VTIME] = 0;
+        if (tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0) {
+            tty_raw = 1;
+            atexit(tty_restore);
+        }
+    }
+    if (tty)
+        fputs("\033[?1049h\033[?25l", stdout);   /* alternate screen, no cursor */
+    while (!stop) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mem;
+        if ((rc = target_read(&t, &d)) != DX_OK)
+            break;
+        vo.prev = have_prev ? &prev : NULL;
+        if ((mem = open_memstream(&buf, &len)) == NULL) {
+            dump_free(&d);
+            rc = err(DX_SYS, "out of memory");
+            break;
+        }
+        view_main(mem, &d, &vo);
+        fprintf(mem, "\n  %srefresh every %.1f s; q or Ctrl-C quits%s", vo.color ? "\033[2m" : "",
+                opt.watch_s, vo.color ? "\033[0m" : "");
+        fclose(mem);
+        draw(buf, len, tty);
+        free(buf);
+        if (have_prev)
+            dump_free(&prev);
+        prev = d;
+        have_prev = 1;
+
+        /* Wait for the next refresh, a key, or a signal. */
+        struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
+        int ms = (int)(opt.watch_s * 1000);
+        uint64_t until = now_ns() + (uint64_t)ms * 1000000ull;
+        while (!stop) {
+            uint64_t now = now_ns();
+            if (now >= until)
+                break;
+            int left = (int)((until - now) / 1000000ull) + 1;
+            int r = poll(&pfd, in_tty ? 1 : 0, left);
+            if (r > 0 && (pfd.revents & POLLIN)) {
+                char c;
+                if (read(STDIN_FILENO, &c, 1) == 1 && (c == 'q' || c == 'Q'))
+                    stop = 1;
+            } else if (r > 0) {
+                in_tty = 0;   /* stdin hung up: no more keys */
+            }
+        }
+    }
+    if (tty)
+        fputs("\033[?25h\033[?1049l", stdout);
+    fflush(stdout);
+    tty_restore();
+    if (have_prev)
+        dump_free(&prev);
+    dump_map_close(&t.map);
+    return rc;
+}
+
+/* ---- --events ---- */
+
+#define EV_BATCH 4096
+
+static void print_event(const struct dump_event *e)
+{
+    time_t s = (time_t)(e->ev.t_ns / 1000000000ull);
+    struct tm tm;
+    char when[16], size[24], life[32] = "";
+    if (!localtime_r(&s, &tm) || !strftime(when, sizeof when, "%H:%M:%S", &tm))
+        snprintf(when, sizeof when, "?");
+    view_bytes(size, sizeof size, e->ev.size);
+    if (e->ev.kind == SEG_EV_FREE) {
+        double l = (double)e->ev.lifetime_ns;
+        if (l < 1e3)
+            snprintf(life, sizeof life, "  lived %.0f ns", l);
+        else if (l < 1e6)
+            snprintf(life, sizeof life, "  lived %.1f us", l / 1e3);
+        else if (l < 1e9)
+            snprintf(life, sizeof life, "  lived %.1f ms", l / 1e6);
+        else
+            snprintf(life, sizeof life, "  lived %.1f s", l / 1e9);
+    }
+    printf("%s.%06llu  tid %-7u %-5s %10s  0x%llx%s\n", when,
+           (unsigned long long)(e->ev.t_ns % 1000000000ull / 1000), e->ev.tid,
+           e->ev.kind == SEG_EV_ALLOC ? "alloc" : e->ev.kind == SEG_EV_FREE ? "free" : "?", size,
+           (unsigned long long)e->ev.addr, life);
+}
+
+/* Threads claim event numbers 16 at a time and fill them as they go, so a
+ * number below the head may still be written later: each pass looks again
+ * at the last EV_WINDOW numbers, and `seen` keeps each printed once. */
+#define EV_WINDOW 1024
+#define EV_SEEN (4 * EV_WINDOW)
+
+static void print_new(const struct dump_event *ev, int n, uint64_t *seen)
+{
+    for (int i = 0; i < n; i++) {
+        if (seen[ev[i].num % EV_SEEN] == ev[i].num + 1)
+            continue;
+        seen[ev[i].num % EV_SEEN] = ev[i].num + 1;
+        print_event(&ev[i]);
+    }
+}
+
+static int do_events(const char *arg)
+{
+    struct target t;
+    struct dump_event *ev = malloc(EV_BATCH * sizeof *ev);
+    uint64_t *seen = calloc(EV_SEEN, sizeof *seen);
+    uint64_t from, next, head;
+    int rc = DX_OK, n;
+
+    if (!ev || !seen) {
+        free(ev);
+        free(seen);
+        return err(DX_SYS, "out of memory");
+    }
+    if ((rc = target_open(&t, arg)) != DX_OK)
+        goto out;
+    if (!t.map.base) {
+        rc = err(DX_USAGE, "%s: a JSON snapshot has no event ring", arg);
+        goto out;
+    }
+    {
+        /* Validates the segment (and says what is wrong with it). */
+        struct dump d;
+        if ((rc = target_read(&t, &d)) != DX_OK)
+            goto out;
+        dump_free(&d);
+    }
+    /* Start N events before the ring's head. */
+    {
+        const struct seg_header *h = t.map.base;
+        const struct seg_events *ring = (const void *)((const char *)t.map.base + h->off_events);
+        head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+    }
+    from = head > (uint64_t)opt.events_n ? head - (uint64_t)opt.events_n : 0;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    while (!stop) {
+        if ((n = dump_map_events(&t.map, from, &next, ev, EV_BATCH)) < 0) {
+            rc = err(DX_CORRUPT, "%s: the segment shrank or changed", arg);
+            break;
+        }
+        print_new(ev, n, seen);
+        if (n == EV_BATCH) {
+            from = next;
+            continue;   /* more to read right away */
+        }
+        if (next > EV_WINDOW && next - EV_WINDOW > from)
+            from = next - EV_WINDOW;
+        if (!opt.follow)
+            break;
+        const struct seg_header *h = t.map.base;
+        if (proc_state(h->pid, h->start_ns) != DS_ALIVE ||
+            (__atomic_load_n(&h->flags, __ATOMIC_RELAXED) & SEG_F_FINISHED)) {
+            /* One last pass for what it wrote before it went. */
+            while ((n = dump_map_events(&t.map, from, &next, ev, EV_BATCH)) > 0) {
+                print_new(ev, n, seen);
+                if (n < EV_BATCH)
+                    break;
+                from = next;
+            }
+            printf("(pid %u is gone)\n", h->pid);
+            break;
+        }
+        struct timespec ts = { 0, 200 * 1000000L };
+        nanosleep(&ts, NULL);
+    }
+out:
+    free(ev);
+    free(seen);
+    dump_map_close(&t.map);
+    return rc;
+}
+
+/* ---- main ---- */
+
+static void usage(FILE *f)
+{
+    fputs("usage: shimdump [OPTIONS] [PID | FILE]\n"
+          "Shows the heap of a process that runs under libmallocshim.so, from its segment\n"
+          "<dir>/mallocshim.<pid>, or a saved segment or JSON file.\n"
+          "\n"
+          "  (no argument), -l, --list   every segment you can read: pid, command, backend,\n"
+          "                              uptime, live bytes, RSS, alive or dead\n"
+          "  PID | FILE                  one screen: where the memory goes, over time, size\n"
+          "                              classes, lifetimes and ages\n"
+          "  -w, --watch[=SEC]           redraw every SEC seconds (2), with rates; q quits\n"
+          "  -e, --events[=N]            the last N tracked events (20), then follow them\n"
+          "      --no-follow             with --events: print and stop\n"
+          "  -j, --json                  the snapshot as JSON (schema in shimdump(1))\n"
+          "  -p, --prometheus [PID...]   the Prometheus text format; every segment if none\n"
+          "  -d, --diff A B              two pids or files side by side\n"
+          "      --clean                 remove your segments of processes that are gone\n"
+          "  -a, --all                   every size class, not the busiest\n"
+          "      --dir DIR               where segments are (shm_dir of the shim's config,\n"
+          "                              else /dev/shm)\n"
+          "      --ascii                 ASCII only, no block characters\n"
+          "      --color=WHEN            auto (a tty without NO_COLOR), always, never\n"
+          "  -h, --help, -V, --version\n"
+          "\n"
+          "Exit status: 0 ok; 1 no such process or no segment; 2 usage; 3 permission denied;\n"
+          "4 format version mismatch; 5 truncated or corrupt segment; 6 other system error.\n",
+          f);
+}
+
+int main(int argc, char **argv)
+{
+    enum { O_NOFOLLOW_EV = 256, O_CLEAN, O_DIR, O_ASCII, O_COLOR, O_NOCOLOR };
+    static const struct option longopts[] = {
+        { "list", no_argument, NULL, 'l' },
+        { "watch", optional_argument, NULL, 'w' },
+        { "events", optional_argument, NULL, 'e' },
+        { "no-follow", no_argument, NULL, O_NOFOLLOW_EV },
+        { "json", no_argument, NULL, 'j' },
+        { "prometheus", no_argument, NULL, 'p' },
+        { "diff", no_argument, NULL, 'd' },
+        { "clean", no_argument, NULL, O_CLEAN },
+        { "all", no_argument, NULL, 'a' },
+        { "dir", required_argument, NULL, O_DIR },
+        { "ascii", no_argument, NULL, O_ASCII },
+        { "color", optional_argument, NULL, O_COLOR },
+        { "no-color", no_argument, NULL, O_NOCOLOR },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c, modes = 0;
+    char *end;
+
+    opterr = 0;   /* our own one-line message */
+    while ((c = getopt_long(argc, argv, "lw::e::jpdahV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'l': opt.mode = M_LIST; modes++; break;
+        case 'w':
+            opt.mode = M_WATCH;
+            modes++;
+            if (optarg) {
+                opt.watch_s = strtod(optarg, &end);
+                if (*end || !(opt.watch_s >= 0.1 && opt.watch_s <= 3600))
+                    return err(DX_USAGE, "--watch=%s: give seconds between 0.1 and 3600", optarg);
+            }
+            break;
+        case 'e':
+            opt.mode = M_EVENTS;
+            modes++;
+            if (optarg) {
+                opt.events_n = strtol(optarg, &end, 10);
+                if (*end || opt.events_n < 0 || opt.events_n > 100000000)
+                    return err(DX_USAGE, "--events=%s: give a count of events", optarg);
+            }
+            break;
+        case O_NOFOLLOW_EV: opt.follow = 0; break;
+        case 'j': opt.mode = M_JSON; modes++; break;
+        case 'p': opt.mode = M_PROM; modes++; break;
+        case 'd': opt.mode = M_DIFF; modes++; break;
+        case O_CLEAN: opt.mode = M_CLEAN; modes++; break;
+        case 'a': opt.all = 1; break;
+        case O_DIR:
+            if (strlen(optarg) >= sizeof opt.dir)
+                return err(DX_USAGE, "--dir: the path is too long");
+            snprintf(opt.dir, sizeof opt.dir, "%s", optarg);
+            break;
+        case O_ASCII: opt.ascii = 1; break;
+        case O_COLOR:
+            if (!optarg || !strcmp(optarg, "always"))
+                opt.color = 1;
+            else if (!strcmp(optarg, "never"))
+                opt.color = 0;
+            else if (!strcmp(optarg, "auto"))
+                opt.color = -1;
+            else
+                return err(DX_USAGE, "--color=%s: use auto, always or never", optarg);
+            break;
+        case O_NOCOLOR: opt.color = 0; break;
+        case 'h': usage(stdout); return DX_OK;
+        case 'V': printf("shimdump %s (segment format %u, JSON format %d)\n", PACKAGE_VERSION,
+                         SEG_VERSION, DUMP_JSON_VERSION); return DX_OK;
+        default:
+            return err(DX_USAGE, "%s: unknown option, or a missing value; see shimdump --help",
+                       argv[optind - 1]);
+        }
+    }
+    if (modes > 1)
+        return err(DX_USAGE, "choose one of --list, --watch, --events, --json, --prometheus, "
+                             "--diff and --clean");
+    find_dir();
+    signal(SIGINT, on_stop);
+    signal(SIGTERM, on_stop);
+    signal(SIGPIPE, SIG_IGN);
+
+    int nargs = argc - optind;
+    char **args = argv + optind;
+    switch (opt.mode) {
+    case M_LIST:
+    case M_CLEAN:
+        if (nargs)
+            return err(DX_USAGE, "%s takes no PID or FILE", opt.mode == M_LIST ? "--list" : "--clean");
+        return opt.mode == M_LIST ? do_list() : do_clean();
+    case M_PROM:
+        return do_prometheus(args, nargs);
+    case M_DIFF:
+        if (nargs != 2)
+            return err(DX_USAGE, "--diff takes two pids or files");
+        return do_diff(args[0], args[1]);
+    case M_VIEW:
+        if (nargs == 0)
+            return do_list();
+        /* fall through */
+    default:
+        if (nargs != 1)
+            return err(DX_USAGE, nargs ? "one PID or FILE at a time" : "which PID or FILE?");
+        if (opt.mode == M_WATCH)
+            return do_watch(args[0]);
+        if (opt.mode == M_EVENTS)
+            return do_events(args[0]);
+        return do_view(args[0]);
+    }
+}
