@@ -182,6 +182,14 @@ void dump_write_json(FILE *f, const struct dump *d)
 
 enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
 
+/* A key is compared raw, escapes and all: the schema's keys are plain
+ * ASCII, so a key written with escapes matches none of them, as it should.
+ * Keeping keys as spans saves a malloc per key. */
+struct jspan {
+    const char *p;
+    size_t n;
+};
+
 struct jv {
     enum jtype type;
     int neg, isint;       /* J_NUM: a negative number; an integer that fits 64 bits */
@@ -189,7 +197,7 @@ struct jv {
     char *s;              /* J_STR */
     size_t n;             /* J_ARR, J_OBJ: children */
     struct jv *kid;
-    char **key;           /* J_OBJ */
+    struct jspan *key;    /* J_OBJ: the keys, as spans of the input text */
 };
 
 #define J_DEPTH_MAX 16
@@ -206,11 +214,8 @@ static void jfree(struct jv *v)
     if (!v)
         return;
     free(v->s);
-    for (size_t i = 0; i < v->n; i++) {
+    for (size_t i = 0; i < v->n; i++)
         jfree(&v->kid[i]);
-        if (v->key)
-            free(v->key[i]);
-    }
     free(v->kid);
     free(v->key);
     memset(v, 0, sizeof *v);
@@ -264,14 +269,17 @@ static int sbuf_put(char **buf, size_t *n, size_t *cap, char ch)
     return 0;
 }
 
-/* A string; non-ASCII and control characters become '?'. */
-static int jstring(struct jp *j, char **out)
+/* A string; non-ASCII and control characters become '?'. With out NULL,
+ * only checked, and *span set to its raw text between the quotes. */
+static int jstring(struct jp *j, char **out, struct jspan *span)
 {
     char *buf = NULL;
     size_t n = 0, cap = 0;
     if (j->p >= j->end || *j->p != '"')
         return fail(j, "expected a string");
     j->p++;
+    if (span)
+        span->p = j->p;
     while (j->p < j->end && *j->p != '"') {
         char ch = *j->p++;
         if ((unsigned char)ch < 0x20) {
@@ -306,7 +314,7 @@ static int jstring(struct jp *j, char **out)
         } else if ((unsigned char)ch >= 0x7f) {
             ch = '?';
         }
-        if (sbuf_put(&buf, &n, &cap, ch) != 0) {
+        if (out && sbuf_put(&buf, &n, &cap, ch) != 0) {
             free(buf);
             return fail(j, "out of memory");
         }
@@ -315,7 +323,11 @@ static int jstring(struct jp *j, char **out)
         free(buf);
         return fail(j, "unterminated string");
     }
+    if (span)
+        span->n = (size_t)(j->p - span->p);
     j->p++;
+    if (!out)
+        return 0;
     if (sbuf_put(&buf, &n, &cap, '\0') != 0 || !buf) {
         free(buf);
         if (!(buf = calloc(1, 1)))
@@ -337,7 +349,7 @@ static int jpush(struct jp *j, struct jv *v, size_t *cap)
             return fail(j, "out of memory");
         v->kid = k;
         if (v->type == J_OBJ) {
-            char **ks = realloc(v->key, nc * sizeof *ks);
+            struct jspan *ks = realloc(v->key, nc * sizeof *ks);
             if (!ks)
                 return fail(j, "out of memory");
             v->key = ks;
@@ -346,7 +358,7 @@ static int jpush(struct jp *j, struct jv *v, size_t *cap)
     }
     memset(&v->kid[v->n], 0, sizeof v->kid[0]);
     if (v->type == J_OBJ)
-        v->key[v->n] = NULL;
+        v->key[v->n] = (struct jspan){ NULL, 0 };
     v->n++;
     return 0;
 }
@@ -413,22 +425,18 @@ static int jvalue(struct jp *j, struct jv *v, int depth)
             return 0;
         }
         for (;;) {
-            char *key = NULL;
+            struct jspan key = { NULL, 0 };
             ws(j);
             if (obj) {
-                if (jstring(j, &key) != 0)
+                if (jstring(j, NULL, &key) != 0)
                     return -1;
                 ws(j);
-                if (j->p >= j->end || *j->p != ':') {
-                    free(key);
+                if (j->p >= j->end || *j->p != ':')
                     return fail(j, "expected ':'");
-                }
                 j->p++;
             }
-            if (jpush(j, v, &cap) != 0) {
-                free(key);
+            if (jpush(j, v, &cap) != 0)
                 return -1;
-            }
             if (obj)
                 v->key[v->n - 1] = key;
             if (jvalue(j, &v->kid[v->n - 1], depth + 1) != 0)
@@ -447,7 +455,7 @@ static int jvalue(struct jp *j, struct jv *v, int depth)
     }
     case '"':
         v->type = J_STR;
-        return jstring(j, &v->s);
+        return jstring(j, &v->s, NULL);
     case 't':
     case 'f':
         v->type = J_BOOL;
@@ -468,8 +476,9 @@ static const struct jv *jget(const struct jv *o, const char *key)
 {
     if (!o || o->type != J_OBJ)
         return NULL;
+    size_t n = strlen(key);
     for (size_t i = 0; i < o->n; i++)
-        if (o->key[i] && !strcmp(o->key[i], key))
+        if (o->key[i].n == n && !memcmp(o->key[i].p, key, n))
             return &o->kid[i];
     return NULL;
 }

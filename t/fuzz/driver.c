@@ -1,0 +1,187 @@
+/* driver: runs the fuzz target without libFuzzer, for a bounded time, on
+ * random and mutated inputs: hostile bodies behind a valid header, headers
+ * with a few bytes changed, and JSON snapshots cut and garbled. Built with
+ * AddressSanitizer and UBSan where the compiler has them.
+ * Usage: driver [--seconds N] [--seed S]   fuzz for N seconds (10)
+ *        driver --seeds DIR                write a seed corpus for libFuzzer
+ *        driver FILE...                    run the target on each file */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dump.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static uint64_t wild(void)
+{
+    switch (rnd() % 6) {
+    case 0: return 0;
+    case 1: return rnd() % 100;
+    case 2: return UINT64_MAX - rnd() % 3;
+    case 3: return 1ull << (rnd() % 64);
+    default: return rnd();
+    }
+}
+
+/* A JSON snapshot of a made-up dump, in buf (malloc'ed). */
+static size_t make_json(char **buf)
+{
+    struct dump d;
+    size_t len = 0;
+    FILE *f;
+    memset(&d, 0, sizeof d);
+    d.backend_id = (int)(rnd() % 3);
+    snprintf(d.backend, sizeof d.backend, "%s", d.backend_id == 0 ? "glibc" : d.backend_id == 1 ? "jemalloc" : "tcmalloc");
+    snprintf(d.comm, sizeof d.comm, "fuzz\"\\x");
+    d.sample = (uint32_t)(rnd() % 1000);
+    d.state = (int)(rnd() % 4);
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
+        if (rnd() % 4 == 0) {
+            d.cls[c].allocs = wild();
+            d.cls[c].live_usable = wild();
+            d.cls[c].live_req = wild();
+            d.cls[c].life[rnd() % LIFEBUCKET_COUNT] = wild();
+            d.cls[c].age[rnd() % LIFEBUCKET_COUNT] = wild();
+        }
+    d.nseries = rnd() % 5;
+    d.series = calloc(d.nseries + 1, sizeof *d.series);
+    for (size_t i = 0; i < d.nseries; i++) {
+        d.series[i].t_ns = wild();
+        d.series[i].rss = wild();
+        d.series[i].be[rnd() % 6] = wild();
+    }
+    d.peak_rss = wild();
+    f = open_memstream(buf, &len);
+    fputc(2, f);   /* the JSON mode */
+    dump_write_json(f, &d);
+    fclose(f);
+    free(d.series);
+    return len;
+}
+
+static void mutate(uint8_t *p, size_t *n, size_t cap)
+{
+    int k = 1 + (int)(rnd() % 8);
+    while (k-- && *n > 1) {
+        size_t at = 1 + rnd() % (*n - 1);
+        switch (rnd() % 5) {
+        case 0: p[at] ^= (uint8_t)(1u << (rnd() % 8)); break;
+        case 1: p[at] = (uint8_t)rnd(); break;
+        case 2: *n = at; break;                                    /* cut */
+        case 3: p[at] = "{}[]\",:0-9en\\u"[rnd() % 15]; break;      /* JSON syntax */
+        default:
+            if (*n < cap) {                                         /* insert */
+                memmove(p + at + 1, p + at, *n - at);
+                p[at] = (uint8_t)rnd();
+                (*n)++;
+            }
+        }
+    }
+}
+
+static size_t make_input(uint8_t *p, size_t cap)
+{
+    size_t n;
+    switch (rnd() % 3) {
+    case 0: {   /* a hostile body behind a valid header */
+        n = 7 + rnd() % 8192;
+        p[0] = 1;
+        for (size_t i = 1; i < n; i++)
+            p[i] = (uint8_t)(rnd() % 3 ? 0 : rnd());
+        for (int i = 0; i < 32; i++) {   /* some whole 64-bit values */
+            uint64_t v = wild();
+            size_t at = 7 + (rnd() % ((n - 7) / 8 + 1)) * 8;
+            if (at + 8 <= n)
+                memcpy(p + at, &v, 8);
+        }
+        return n;
+    }
+    case 1: {   /* a JSON snapshot, garbled */
+        char *j;
+        n = make_json(&j);
+        if (n > cap)
+            n = cap;
+        memcpy(p, j, n);
+        free(j);
+        if (rnd() % 4)
+            mutate(p, &n, cap);
+        return n;
+    }
+    default:    /* raw bytes, sometimes starting like a segment */
+        n = 1 + rnd() % 2048;
+        p[0] = 0;
+        for (size_t i = 1; i < n; i++)
+            p[i] = (uint8_t)rnd();
+        if (n > 9 && rnd() % 2)
+            memcpy(p + 1, "MALLSHM1", 8);
+        return n;
+    }
+}
+
+static int run_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    static uint8_t buf[1 << 22];
+    size_t n;
+    if (!f) {
+        perror(path);
+        return 1;
+    }
+    n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    LLVMFuzzerTestOneInput(buf, n);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static uint8_t buf[1 << 16];
+    double seconds = 10;
+    long runs = 0;
+
+    if (argc == 3 && !strcmp(argv[1], "--seeds")) {
+        for (int i = 0; i < 16; i++) {
+            char path[512];
+            size_t n = make_input(buf, sizeof buf);
+            snprintf(path, sizeof path, "%s/seed%02d", argv[2], i);
+            FILE *f = fopen(path, "wb");
+            if (!f || fwrite(buf, 1, n, f) != n || fclose(f) != 0) {
+                perror(path);
+                return 1;
+            }
+        }
+        return 0;
+    }
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+            seconds = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            rng = strtoull(argv[++i], NULL, 10) | 1;
+        else
+            return run_file(argv[i]);
+    }
+    time_t end = time(NULL) + (time_t)seconds;
+    while (time(NULL) < end) {
+        for (int k = 0; k < 64; k++, runs++) {
+            size_t n = make_input(buf, sizeof buf);
+            LLVMFuzzerTestOneInput(buf, n);
+        }
+    }
+    printf("driver: %ld inputs in %.0f s, no crash\n", runs, seconds);
+    return 0;
+}

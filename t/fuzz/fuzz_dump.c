@@ -1,0 +1,158 @@
+/* fuzz_dump: the fuzz target of shimdump's parsers. Whatever the input, a
+ * segment image or a JSON snapshot must give an error code or a dump that
+ * every view renders: never a crash, a hang or a read out of bounds.
+ * The first byte picks the mode:
+ *   0: the input is a raw segment image (the header's checks);
+ *   1: a valid header of small geometry, made from the next bytes, with the
+ *      rest of the input laid over the body (counters, rings, ages: what
+ *      a hostile or torn segment can hold behind a good header);
+ *   2: a JSON snapshot.
+ * Built with libFuzzer (clang -fsanitize=fuzzer) and, without it, by
+ * driver.c, which feeds it random and mutated inputs for a bounded time. */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump.h"
+#include "dumpmap.h"
+#include "view.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static FILE *sink(void)
+{
+    static FILE *f;
+    if (!f)
+        f = fopen("/dev/null", "w");
+    return f;
+}
+
+/* Renders every view; with `round_trip`, also writes the JSON and reads it
+ * back (done for the JSON mode: it is the slow part). */
+static void render(struct dump *d, int round_trip)
+{
+    struct view_opts o;
+    const struct dump *one = d;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem;
+    struct dump back;
+    char why[256];
+
+    memset(&o, 0, sizeof o);
+    o.utf8 = 1;
+    o.width = 100;
+    view_main(sink(), d, &o);
+    o.all = 1;
+    o.utf8 = 0;
+    o.color = 1;
+    o.prev = d;
+    view_main(sink(), d, &o);
+    view_diff(sink(), d, d, &o);
+    view_list_row(sink(), d, &o);
+    view_prometheus(sink(), &one, 1);
+    /* JSON out, and back in: what shimdump writes it must read. */
+    if (!round_trip) {
+        dump_write_json(sink(), d);
+        return;
+    }
+    if ((mem = open_memstream(&buf, &len)) != NULL) {
+        dump_write_json(mem, d);
+        fclose(mem);
+        if (dump_from_json(&back, buf, len, why, sizeof why) != DX_OK) {
+            fprintf(stderr, "fuzz_dump: shimdump cannot read its own JSON: %s\n", why);
+            abort();
+        }
+        dump_free(&back);
+        free(buf);
+    }
+}
+
+static void image(const uint8_t *p, size_t n)
+{
+    /* A copy, 8-byte aligned as a mapping is. */
+    uint64_t *buf = malloc(n + 8);
+    struct dump d;
+    char why[256];
+    struct dump_map m;
+    struct dump_event ev[64];
+    uint64_t next;
+
+    if (!buf)
+        return;
+    memcpy(buf, p, n);
+    if (dump_from_image(&d, buf, n, DS_UNKNOWN, why, sizeof why) == DX_OK) {
+        render(&d, 0);
+        dump_free(&d);
+    }
+    memset(&m, 0, sizeof m);
+    m.base = buf;
+    m.size = n;
+    for (uint64_t from = 0; from < 200; from += 50)
+        dump_map_events(&m, from, &next, ev, 64);
+    free(buf);
+}
+
+static void structured(const uint8_t *p, size_t n)
+{
+    struct seg_header h;
+    struct seg_geometry g;
+    uint8_t *buf;
+
+    if (n < 8)
+        return;
+    memset(&h, 0, sizeof h);
+    g.nslots = 1 + p[0] % 4;
+    g.series_cap = 1 + p[1] % 8;
+    g.events_cap = 1 + p[2] % 8;
+    g.track_cap = 64;
+    g.filter_bits = 8;
+    if (seg_layout(&h, &g) != 0)
+        return;
+    h.magic = SEG_MAGIC;
+    h.version = SEG_VERSION;
+    h.backend = p[3] % 3;
+    h.sample = 1 + p[4] % 4;
+    h.flags = p[5];
+    h.pid = 1;
+    memcpy(h.comm, "fuzz", 5);
+    memcpy(h.backend_name, "glibc", 6);
+    p += 6;
+    n -= 6;
+    if (!(buf = calloc(1, h.total_size)))
+        return;
+    memcpy(buf, &h, sizeof h);
+    /* The rest of the input over the body, wrapping round. */
+    size_t body = h.total_size - sizeof h;
+    for (size_t i = 0; i < n; i++)
+        buf[sizeof h + (i * 8 + i / body) % body] ^= p[i];
+    image(buf, h.total_size);
+    free(buf);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct dump d;
+    char why[256];
+
+    if (size < 1)
+        return 0;
+    switch (data[0] % 3) {
+    case 0:
+        image(data + 1, size - 1);
+        break;
+    case 1:
+        structured(data + 1, size - 1);
+        break;
+    default:
+        if (dump_from_json(&d, (const char *)data + 1, size - 1, why, sizeof why) == DX_OK) {
+            render(&d, 1);
+            dump_free(&d);
+        }
+        break;
+    }
+    return 0;
+}
