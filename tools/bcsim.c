@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <malloc.h>
 #include <math.h>
@@ -51,6 +52,7 @@ struct opts {
     uint64_t memtable;          /* flush size in bytes; 0 = no writes */
     double interval;            /* seconds between progress lines; 0 = none */
     int json;
+    double hold;                /* seconds to wait after the report, cache live */
 };
 
 /* Read-only once the threads start. */
@@ -66,6 +68,7 @@ static struct opts opt = {
     .memtable = 0,
     .interval = 0,
     .json = 0,
+    .hold = 0,
 };
 
 static void usage(FILE *f)
@@ -95,6 +98,9 @@ static void usage(FILE *f)
 "                         when it holds SIZE (default 16M)\n"
 "  -i, --interval=SECS    a progress line on stderr every SECS\n"
 "  -j, --json             the report as one JSON object\n"
+"  -H, --hold=SECS        after the report, keep the cache (and the process)\n"
+"                         for SECS, or until SIGTERM or SIGINT, so that\n"
+"                         shimdump can read what the report describes\n"
 "  -h, --help             show this help and exit\n"
 "  -V, --version          show the version and exit\n"
 "\n"
@@ -202,6 +208,7 @@ static void parse_args(int argc, char **argv)
         {"memtable", optional_argument, NULL, 'm'},
         {"interval", required_argument, NULL, 'i'},
         {"json", no_argument, NULL, 'j'},
+        {"hold", required_argument, NULL, 'H'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -209,7 +216,7 @@ static void parse_args(int argc, char **argv)
     int c;
 
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":t:c:b:s:d:S:k:z:m::i:jhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":t:c:b:s:d:S:k:z:m::i:jH:hV", longopts, NULL)) != -1) {
         switch (c) {
         case 't': opt.threads = (int)opt_count("threads", optarg, 1, MAX_THREADS); break;
         case 'c': opt.cache = opt_size("cache", optarg, 1 * MiB, 1024 * GiB); break;
@@ -225,6 +232,7 @@ static void parse_args(int argc, char **argv)
             break;
         case 'i': opt.interval = opt_real("interval", optarg, 0, 86400, 0); break;
         case 'j': opt.json = 1; break;
+        case 'H': opt.hold = opt_real("hold", optarg, 0, 86400, 0); break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("bcsim %s\n", PACKAGE_VERSION); exit(0);
         case ':':
@@ -899,6 +907,31 @@ static void teardown(struct tstats *st)
     mem.head = NULL;
 }
 
+static volatile sig_atomic_t held_out;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    held_out = 1;
+}
+
+/* Waits `secs` seconds, or until SIGTERM or SIGINT, allocating nothing, so
+ * that the heap stays as the report describes it. */
+static void hold_until(double secs)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_term;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    double end = now() + secs;
+    while (!held_out && now() < end) {
+        struct timespec ts = { 0, 50 * 1000000L };
+        nanosleep(&ts, NULL);
+    }
+}
+
 int main(int argc, char **argv)
 {
     parse_args(argc, argv);
@@ -1003,6 +1036,8 @@ int main(int argc, char **argv)
     }
     if (fflush(stdout) != 0)
         fail("stdout: %s", strerror(errno));
+    if (opt.hold > 0)
+        hold_until(opt.hold);
 
     teardown(mine);
     free(stats);
