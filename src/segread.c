@@ -139,7 +139,8 @@ uint64_t seg_live_req(const struct seg_counters *sum, const struct seg_tracked *
         return live ? live_usable : 0;
     /* live * treq / tl without overflow: both fit in 64 bits, the product may not. */
     unsigned __int128 v = (unsigned __int128)live * treq / tl;
-    return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+    /* A block never holds more than its usable size. */
+    return v > live_usable ? live_usable : (uint64_t)v;
 }
 
 uint64_t seg_live_req_class(const void *base, const struct seg_header *h,

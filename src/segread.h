@@ -28,8 +28,9 @@ uint64_t seg_live_req_class(const void *base, const struct seg_header *h,
 
 /* Live requested bytes of a class from its sums: the tracked live
  * requested bytes when `exact`, else the class's live blocks times the mean
- * requested size of its tracked live blocks, or its live usable bytes when
- * none is tracked. Pure; safe on any values. */
+ * requested size of its tracked live blocks (at most its live usable
+ * bytes), or its live usable bytes when none is tracked. Pure; safe on any
+ * values. */
 uint64_t seg_live_req(const struct seg_counters *sum, const struct seg_tracked *t, int exact);
 
 /* Whether a segment's live requested bytes are exact: sample:1, not a fork
