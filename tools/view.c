@@ -231,8 +231,8 @@ static void waterfall(FILE *f, const struct dump *d, const struct view_opts *o)
                 view_bytes(b1, sizeof b1, s->rss_anon), view_bytes(b2, sizeof b2, s->rss_huge),
                 view_bytes(note, sizeof note, s->vsz), on(o, OFF));
     if (s && d->backend_id == SEG_BACKEND_GLIBC)
-        fprintf(f, "  %sglibc: %llu arenas, %s free inside them, %s keepcost%s\n", on(o, DIM),
-                (unsigned long long)s->be[5], view_bytes(b1, sizeof b1, s->be[2]),
+        fprintf(f, "  %sglibc: %llu arena%s, %s free inside them, %s keepcost%s\n", on(o, DIM),
+                (unsigned long long)s->be[5], s->be[5] == 1 ? "" : "s", view_bytes(b1, sizeof b1, s->be[2]),
                 view_bytes(b2, sizeof b2, s->be[3]), on(o, OFF));
     else if (s && d->backend_id == SEG_BACKEND_JEMALLOC) {
         char b3[24];
