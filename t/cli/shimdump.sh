@@ -111,6 +111,33 @@ for b in $(backends); do
     ok $? "$b: after a normal exit the segment is gone: 'no such process', exit 1"
 done
 
+# bcsim reports its own live bytes (requested, and usable as the sum of
+# malloc_usable_size); shimdump, with the default sampling, must match its
+# usable bytes within 1% and estimate its requested bytes within 5%.
+cat >"$TMP/acc.py" <<'EOF'
+import json, sys
+bc, sd = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+t = sd["totals"]
+eu = t["live_usable_bytes"] / bc["live_usable"] - 1
+er = t["live_bytes"] / bc["live_requested"] - 1
+print("usable %+.2f%%, requested %+.2f%% (%s)" % (100 * eu, 100 * er, sd["sampling"]["live_bytes"]))
+sys.exit(not (abs(eu) <= 0.01 and abs(er) <= 0.05 and sd["sampling"]["live_bytes"] == "estimate"))
+EOF
+for b in $(backends); do
+    d="$TMP/bc-$b"
+    mkdir -p "$d/shm"
+    env MALLOCSHIM_CONF="backend:$b,shm_dir:$d/shm" LD_PRELOAD="$SHIM" \
+        "$TOP_BUILDDIR/tools/bcsim" --threads=4 --cache=32M --duration=3 --json --hold=60 >"$d/bc.json" &
+    pid=$!
+    i=0
+    while [ ! -s "$d/bc.json" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+    check "$SD" --dir "$d/shm" --json "$pid" && cp "$TMP/out" "$d/sd.json" &&
+        check python3 "$TMP/acc.py" "$d/bc.json" "$d/sd.json"
+    ok $? "$b: against bcsim's own live bytes: $(cat "$TMP/out")"
+    kill $pid
+    wait $pid
+done
+
 # --diff of two saved snapshots (the same pattern under two backends).
 set -- $(backends)
 if [ $# -ge 2 ]; then
