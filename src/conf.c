@@ -93,7 +93,7 @@ void conf_defaults(struct conf *c)
     c->mmap_threshold = CONF_UNSET;
     c->top_pad = CONF_UNSET;
     c->arena_test = CONF_UNSET;
-    c->record = 0;   /* on by default once it meets its cost budget (see NEWS) */
+    c->record = 1;   /* shimdump <pid> works with nothing but LD_PRELOAD */
     c->sample = CONF_SAMPLE_DEFAULT;
     memcpy(c->shm_dir, CONF_SHM_DIR_DEFAULT, sizeof CONF_SHM_DIR_DEFAULT);
     c->series = CONF_SERIES_DEFAULT;

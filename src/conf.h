@@ -75,8 +75,8 @@ typedef void (*conf_warn_fn)(void *ctx, const char *msg);
 #define CONF_SLOTS_DEFAULT       128
 
 /* Fills *c with the defaults: glibc, every knob unset, verbose off,
- * recording off (when on: sample:256 into /dev/shm, 3600 samples at
- * 1000 ms, 128 slots). */
+ * recording on: sample:256 into /dev/shm, 3600 samples at 1000 ms, 128
+ * slots. */
 void conf_defaults(struct conf *c);
 
 /* Parses text[0..len) into *c, on top of what *c already holds. Pairs are

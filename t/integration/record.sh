@@ -20,11 +20,15 @@ for b in $(backends); do
     ok $? "$b: a fork child's own segment, the parent's untouched, an exec'ed image's fresh one"
 done
 
-# Off by default: nothing is created without record:on.
+# On by default: a config that does not mention it records; record:off
+# creates nothing.
 printf 'shm_dir = %s\n' "$shm" >"$TMP/plain.conf"
 MALLOCSHIM_CONF_FILE="$TMP/plain.conf" check shim glibc "$T/estimate" "$shm"
+ok $? "recording is on by default: the segment is there"
+printf 'shm_dir = %s\nrecord = off\n' "$shm" >"$TMP/off.conf"
+MALLOCSHIM_CONF_FILE="$TMP/off.conf" check shim glibc "$T/estimate" "$shm"
 [ $? -ne 0 ] && grep -q "mallocshim.[0-9]*: No such file" "$TMP/err"
-ok $? "recording is off by default: no segment"
+ok $? "record:off: no segment"
 
 # Normal exit removes the segment; a killed process leaves it readable.
 # (env, not the shim function, so that $! is the pid that sh and sleep exec in)

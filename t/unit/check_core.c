@@ -71,7 +71,7 @@ START_TEST(conf_defaults_are_glibc)
     ck_assert_int_eq(c.arenas, 0);
     ck_assert_int_eq(c.trim_threshold, CONF_UNSET);
     ck_assert_int_eq(c.verbose, 0);
-    ck_assert_int_eq(c.record, 0);
+    ck_assert_int_eq(c.record, 1);
     ck_assert_int_eq(c.sample, 256);
     ck_assert_str_eq(c.shm_dir, "/dev/shm");
     ck_assert_str_eq(c.jemalloc_conf, "");
