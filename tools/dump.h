@@ -52,6 +52,7 @@ struct dump_sample {
 
 struct dump {
     int json_version;                  /* of the JSON file read, else DUMP_JSON_VERSION */
+    int saved;                         /* read from a JSON snapshot: state and times are as of then */
     char source[512];                  /* where it was read from */
     uint32_t pid, uid;
     char comm[SEG_COMM_MAX];           /* NUL-terminated, control characters replaced */

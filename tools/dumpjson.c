@@ -77,6 +77,18 @@ static void hist(FILE *f, const char *name, const uint64_t *v)
     fputc(']', f);
 }
 
+/* The counters that totals and each size class share. */
+static void counts(FILE *f, const struct dump_class *k)
+{
+    fprintf(f, "\"allocs\": %llu, \"frees\": %llu, \"reallocs\": %llu, "
+               "\"requested_bytes\": %llu, \"live_count\": %llu, \"live_bytes\": %llu, "
+               "\"live_usable_bytes\": %llu",
+            (unsigned long long)k->allocs, (unsigned long long)k->frees,
+            (unsigned long long)k->reallocs, (unsigned long long)k->req_bytes,
+            (unsigned long long)k->live_count, (unsigned long long)k->live_req,
+            (unsigned long long)k->live_usable);
+}
+
 static void opt_u64(FILE *f, const char *key, int have, uint64_t v, const char *tail)
 {
     if (have)
@@ -113,13 +125,9 @@ void dump_write_json(FILE *f, const struct dump *d)
             d->sample, d->exact ? "exact" : "estimate", (unsigned long long)d->dropped,
             d->inherited ? "true" : "false", d->consistent ? "true" : "false",
             d->counts_ok ? "true" : "false");
-    fprintf(f, "  \"totals\": {\"allocs\": %llu, \"frees\": %llu, \"reallocs\": %llu, "
-               "\"requested_bytes\": %llu, \"live_count\": %llu, \"live_bytes\": %llu, "
-               "\"live_usable_bytes\": %llu},\n",
-            (unsigned long long)t->allocs, (unsigned long long)t->frees,
-            (unsigned long long)t->reallocs, (unsigned long long)t->req_bytes,
-            (unsigned long long)t->live_count, (unsigned long long)t->live_req,
-            (unsigned long long)t->live_usable);
+    fputs("  \"totals\": {", f);
+    counts(f, t);
+    fputs("},\n", f);
     opt_u64(f, "rss_bytes", last != NULL, last ? last->rss : 0, ",\n");
     opt_u64(f, "rss_anon_bytes", last != NULL, last ? last->rss_anon : 0, ",\n");
     opt_u64(f, "rss_huge_bytes", last != NULL, last ? last->rss_huge : 0, ",\n");
@@ -145,13 +153,8 @@ void dump_write_json(FILE *f, const struct dump *d)
             fputs("\"max_size\": null, ", f);
         else
             fprintf(f, "\"max_size\": %llu, ", (unsigned long long)sizeclass_max(c));
-        fprintf(f, "\"allocs\": %llu, \"frees\": %llu, \"reallocs\": %llu, "
-                   "\"requested_bytes\": %llu, \"live_count\": %llu, \"live_bytes\": %llu, "
-                   "\"live_usable_bytes\": %llu,\n     ",
-                (unsigned long long)k->allocs, (unsigned long long)k->frees,
-                (unsigned long long)k->reallocs, (unsigned long long)k->req_bytes,
-                (unsigned long long)k->live_count, (unsigned long long)k->live_req,
-                (unsigned long long)k->live_usable);
+        counts(f, k);
+        fputs(",\n     ", f);
         hist(f, "lifetime_hist", k->life);
         fputs(",\n     ", f);
         hist(f, "age_hist", k->age);
@@ -528,6 +531,17 @@ static void jbe(struct jread *r, const struct jv *o, int id, uint64_t be[6])
     }
 }
 
+static void jcounts(struct jread *r, const struct jv *o, struct dump_class *k)
+{
+    k->allocs = ju(r, o, "allocs");
+    k->frees = ju(r, o, "frees");
+    k->reallocs = ju(r, o, "reallocs");
+    k->req_bytes = ju(r, o, "requested_bytes");
+    k->live_count = ju(r, o, "live_count");
+    k->live_req = ju(r, o, "live_bytes");
+    k->live_usable = ju(r, o, "live_usable_bytes");
+}
+
 static void jhist(struct jread *r, const struct jv *a, uint64_t out[LIFEBUCKET_COUNT])
 {
     if (!a || a->type == J_NULL)
@@ -584,6 +598,7 @@ int dump_from_json(struct dump *d, const char *text, size_t len, char *why, size
         return DX_VERSION;
     }
     d->json_version = (int)v->u;
+    d->saved = 1;
     d->pid = (uint32_t)ju(&r, &root, "pid");
     d->uid = (uint32_t)ju(&r, &root, "uid");
     js(&r, &root, "comm", d->comm, sizeof d->comm);
@@ -621,13 +636,7 @@ int dump_from_json(struct dump *d, const char *text, size_t len, char *why, size
                 continue;
             }
             struct dump_class *k = &d->cls[c];
-            k->allocs = ju(&r, o, "allocs");
-            k->frees = ju(&r, o, "frees");
-            k->reallocs = ju(&r, o, "reallocs");
-            k->req_bytes = ju(&r, o, "requested_bytes");
-            k->live_count = ju(&r, o, "live_count");
-            k->live_req = ju(&r, o, "live_bytes");
-            k->live_usable = ju(&r, o, "live_usable_bytes");
+            jcounts(&r, o, k);
             memset(k->life, 0, sizeof k->life);
             memset(k->age, 0, sizeof k->age);
             jhist(&r, jget(o, "lifetime_hist"), k->life);
@@ -636,14 +645,7 @@ int dump_from_json(struct dump *d, const char *text, size_t len, char *why, size
     } else if (a && a->type != J_NULL && !r.bad) {
         r.bad = "size_classes";
     }
-    v = jget(&root, "totals");
-    d->total.allocs = ju(&r, v, "allocs");
-    d->total.frees = ju(&r, v, "frees");
-    d->total.reallocs = ju(&r, v, "reallocs");
-    d->total.req_bytes = ju(&r, v, "requested_bytes");
-    d->total.live_count = ju(&r, v, "live_count");
-    d->total.live_req = ju(&r, v, "live_bytes");
-    d->total.live_usable = ju(&r, v, "live_usable_bytes");
+    jcounts(&r, jget(&root, "totals"), &d->total);
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
         for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++) {
             d->total.life[b] += d->cls[c].life[b];

@@ -14,38 +14,35 @@
 
 /* ---- Formatting ---- */
 
-char *view_bytes(char *dst, size_t cap, uint64_t v)
+/* v in units of `base` (1024 or 1000) with three significant digits:
+ * "%.2f", "%.1f" or "%.0f" and the unit's name; below `plain`, v as is. */
+static char *scaled(char *dst, size_t cap, uint64_t v, double base, uint64_t plain,
+                    const char *const unit[6], const char *as_is)
 {
-    static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
     double x = (double)v;
     int u = -1;
-    if (v < 1024) {
-        snprintf(dst, cap, "%llu B", (unsigned long long)v);
+    if (v < plain) {
+        snprintf(dst, cap, as_is, (unsigned long long)v);
         return dst;
     }
-    while (x >= 1024 && u < 5) {
-        x /= 1024;
+    while (x >= base && u < 5) {
+        x /= base;
         u++;
     }
-    snprintf(dst, cap, x >= 100 ? "%.0f %s" : x >= 10 ? "%.1f %s" : "%.2f %s", x, unit[u]);
+    snprintf(dst, cap, x >= 100 ? "%.0f%s" : x >= 10 ? "%.1f%s" : "%.2f%s", x, unit[u < 0 ? 0 : u]);
     return dst;
+}
+
+char *view_bytes(char *dst, size_t cap, uint64_t v)
+{
+    static const char *const unit[] = { " KiB", " MiB", " GiB", " TiB", " PiB", " EiB" };
+    return scaled(dst, cap, v, 1024, 1024, unit, "%llu B");
 }
 
 static char *count_str(char *dst, size_t cap, uint64_t v)
 {
-    static const char sfx[] = "KMGTPE";
-    double x = (double)v;
-    int u = -1;
-    if (v < 10000) {
-        snprintf(dst, cap, "%llu", (unsigned long long)v);
-        return dst;
-    }
-    while (x >= 1000 && u < 5) {
-        x /= 1000;
-        u++;
-    }
-    snprintf(dst, cap, x >= 100 ? "%.0f%c" : x >= 10 ? "%.1f%c" : "%.2f%c", x, sfx[u]);
-    return dst;
+    static const char *const unit[] = { "K", "M", "G", "T", "P", "E" };
+    return scaled(dst, cap, v, 1000, 10000, unit, "%llu");
 }
 
 static char *dur_str(char *dst, size_t cap, uint64_t ns)
@@ -502,6 +499,9 @@ static void heading(FILE *f, const struct dump *d, const struct view_opts *o)
     fprintf(f, "%spid %u (%s)%s  %s%s%s  up %s   backend %s %s\n", on(o, BOLD), d->pid, d->comm,
             on(o, OFF), on(o, col), state_word(d->state), *col ? on(o, OFF) : "",
             dur_str(up, sizeof up, end > d->start_ns ? end - d->start_ns : 0), d->backend, ver);
+    if (d->saved)
+        fprintf(f, "  %sa saved snapshot, taken at %s%s\n", on(o, YELLOW),
+                clock_str(when, sizeof when, d->snap_ns), on(o, OFF));
     if (d->state == DS_DEAD || d->state == DS_EXITED)
         fprintf(f, "%s  %s: the figures are as of its last sample, %s (%s ago)%s\n", on(o, RED),
                 d->state == DS_DEAD ? "the process is gone without exiting normally"
