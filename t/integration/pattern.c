@@ -128,8 +128,9 @@ int main(int argc, char **argv)
         }
     }
 
-    /* Ages: the 100 survivors of each size reach the 1.0-4.2 s bucket once
-     * the sampler has looked after a second or more. */
+    /* Ages: the 100 survivors of each size are over 1.05 s old (bucket 11
+     * and up; a loaded machine may make them older) once the sampler has
+     * looked after a second or more. */
     sleep_ms(1300);
     uint64_t at0 = h->heartbeat_ns;
     for (int w = 0; w < 50 && h->heartbeat_ns == at0; w++)
@@ -138,10 +139,12 @@ int main(int argc, char **argv)
     const struct seg_ages *src = (const struct seg_ages *)((const char *)h + h->off_ages);
     CHECK(seg_read_locked(&src->seq, src, &ag, sizeof ag) == 0);
     for (size_t s = 0; s < NS; s++) {
-        uint64_t old = ag.count[cls[s]][11];
+        uint64_t old = 0;
+        for (unsigned k = 11; k < LIFEBUCKET_COUNT; k++)
+            old += ag.count[cls[s]][k];
         CHECK(old >= 100);
         if (old < 100)
-            fprintf(stderr, "size %zu: %llu live blocks aged 1-4 s\n", sizes[s], (unsigned long long)old);
+            fprintf(stderr, "size %zu: %llu live blocks aged over 1 s\n", sizes[s], (unsigned long long)old);
     }
     /* The time series has samples, and RSS there agrees with /proc. */
     const struct seg_series *ser = (const struct seg_series *)((const char *)h + h->off_series);
