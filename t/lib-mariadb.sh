@@ -121,7 +121,7 @@ mdb_sql() {
 
 # mdb_ours PID: PID is a mariadbd started with our my.cnf.
 mdb_ours() {
-    [ -n "$1" ] && tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | grep -qx -- "--defaults-file=$MDB/my.cnf"
+    [ -n "$1" ] && { tr '\0' '\n' <"/proc/$1/cmdline"; } 2>/dev/null | grep -qx -- "--defaults-file=$MDB/my.cnf"
 }
 
 # mdb_alive PID: PID runs (a zombie, such as our exited but not yet waited
@@ -143,11 +143,16 @@ mdb_wait_gone() {
 mdb_stop() {
     mysqladmin --defaults-file="$MDB/my.cnf" shutdown >>"$MDB/safe.out" 2>&1
     rc=$?
-    [ -z "$MDB_PID" ] || mdb_wait_gone "$MDB_PID" 600 || rc=1
+    if [ -n "$MDB_PID" ]; then
+        mdb_wait_gone "$MDB_PID" 600 && MDB_PID="" || rc=1
+    fi
     if [ -n "$MDB_SAFE" ]; then
-        mdb_wait_gone "$MDB_SAFE" 100 || rc=1
-        wait "$MDB_SAFE" 2>/dev/null
-        MDB_SAFE=""
+        if mdb_wait_gone "$MDB_SAFE" 100; then
+            wait "$MDB_SAFE" 2>/dev/null
+            MDB_SAFE=""
+        else
+            rc=1
+        fi
     fi
     return $rc
 }

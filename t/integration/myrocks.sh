@@ -109,10 +109,11 @@ for b in $(backends); do
     # sample = 1: every allocation is tracked, so the segment gets its name
     # at mariadbd's first malloc, while it is still root. At the default
     # sampling the first tracked allocation may come after mariadbd has
-    # switched to mysql; linking the unnamed file then fails (ENOENT: the
-    # process is no longer dumpable, /proc/self/fd is root's) and the server
-    # has no segment. That happened in about 1 start in 6 (a shim bug,
-    # reported; this works around it, and tests sample:1 on a real server).
+    # switched to mysql; linking the unnamed root-owned file then fails
+    # (linkat through /proc/self/fd: EPERM, fs.protected_hardlinks; with
+    # AT_EMPTY_PATH: ENOENT, no CAP_DAC_READ_SEARCH) and the server has no
+    # segment. That happened in about 1 start in 6 (a shim bug, reported;
+    # this works around it, and tests sample:1 on a real server).
     printf 'backend = %s\nrecord = on\nsample = 1\nshm_dir = %s\nverbose = 1\n' "$b" "$SHM" >"$CONF"
     mdb_cnf "$SHIM"
     mdb_start
