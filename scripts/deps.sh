@@ -6,7 +6,8 @@ set -eu
 
 PACKAGES="gcc g++ make autoconf automake libtool pkg-config binutils
 libjemalloc-dev libgoogle-perftools-dev libunwind-dev libelf-dev check
-python3 util-linux bsdutils strace clang libclang-rt-14-dev"
+python3 util-linux bsdutils strace clang libclang-rt-14-dev
+mariadb-server mariadb-plugin-rocksdb sysbench"
 
 if [ "${1:-}" = --list ]; then
     echo $PACKAGES
