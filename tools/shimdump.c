@@ -108,19 +108,29 @@ static const char *user_name(uid_t uid, char *buf, size_t cap)
     return buf;
 }
 
-/* Reads a small /proc file; returns its length or -1. */
+/* Reads a /proc file, up to cap - 1 bytes (a /proc file comes a page or
+ * so per read); returns its length or -1. */
 static ssize_t slurp(const char *path, char *buf, size_t cap)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n;
+    size_t got = 0;
     if (fd < 0)
         return -1;
-    n = read(fd, buf, cap - 1);
+    while (got < cap - 1) {
+        ssize_t n = read(fd, buf + got, cap - 1 - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            close(fd);
+            return -1;
+        }
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
     close(fd);
-    if (n < 0)
-        return -1;
-    buf[n] = '\0';
-    return n;
+    buf[got] = '\0';
+    return (ssize_t)got;
 }
 
 /* When process `pid` started, in CLOCK_REALTIME seconds; 0 if unknown. */
