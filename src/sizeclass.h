@@ -19,16 +19,20 @@
 #define SIZECLASS_COUNT 85
 #define SIZECLASS_LAST  (SIZECLASS_COUNT - 1)
 
-/* The class of a block of n usable bytes. Branch-light; never fails. */
+/* The class of a block of n usable bytes. Never fails. Branch-free (both
+ * halves are computed and one is chosen with a mask): on the
+ * recorder's hot path, a mix of small and large blocks would otherwise
+ * mispredict a branch on every call. x = n - 1 (0 for 0); above 128 B,
+ * k = floor(log2(x)) and the class is 8 + 4(k - 7) + the two bits of x
+ * below its top one. */
 static inline unsigned sizeclass_of(size_t n)
 {
-    if (n <= 128)
-        return n ? (unsigned)((n - 1) >> 4) : 0;
-    if (n > ((size_t)64 << 20))
-        return SIZECLASS_LAST;
-    unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(n - 1));  /* n-1 in [2^k, 2^(k+1)) */
-    unsigned sub = (unsigned)((n - 1) >> (k - 2)) & 3u;
-    return 8u + (k - 7u) * 4u + sub;
+    size_t x = n - (n != 0);
+    unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(x | 128));  /* >= 7 */
+    unsigned big = 4u * k - 20u + ((unsigned)(x >> (k - 2)) & 3u);
+    unsigned small = -(unsigned)(x < 128);   /* all ones below 128 B */
+    unsigned c = ((unsigned)(x >> 4) & small) | (big & ~small);
+    return c < SIZECLASS_LAST ? c : SIZECLASS_LAST;
 }
 
 /* The largest usable size in class c (inclusive); SIZE_MAX for the last. */
