@@ -54,6 +54,7 @@ static struct seg_event *evs;
 static struct seg_track *table;
 static uint8_t *filter;
 static uint32_t track_mask, filter_shift;
+static uint64_t ev_mask;         /* events_cap - 1 where that is a power of two, else 0 */
 static long sample_n;
 static double log_keep;          /* log(1 - 1/sample_n) */
 static char seg_path[CONF_PATH_MAX + 32];
@@ -392,7 +393,7 @@ static void event_push(uint32_t kind, const void *p, uint64_t size, uint64_t lif
         rt.ev_end = rt.ev_next + 16;
     }
     uint64_t n = rt.ev_next++;
-    struct seg_event *e = &evs[n % geo.events_cap];
+    struct seg_event *e = &evs[ev_mask ? n & ev_mask : n % geo.events_cap];
     __atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     __atomic_store_n(&e->t_ns, mono + realtime_offset, __ATOMIC_RELAXED);
@@ -469,12 +470,9 @@ static void *maybe_track(void *p, size_t req, size_t usable, unsigned c)
     return p;
 }
 
-/* Removes p from the table if it is tracked; *out gets its entry. */
-static int untrack_take(const void *p, struct seg_track *out)
+/* Removes p (hash h) from the table if it is there; *out gets its entry. */
+static inline int untrack_found(const void *p, uint64_t h, struct seg_track *out)
 {
-    uint64_t h = addr_hash(p);
-    if (likely(__atomic_load_n(&hot.filter[h >> hot.filter_shift], __ATOMIC_RELAXED) == 0))
-        return 0;
     struct seg_track *e = table_find(p, h);
     if (!e)
         return 0;   /* the filter's false positive */
@@ -486,6 +484,15 @@ static int untrack_take(const void *p, struct seg_track *out)
     __atomic_store_n(&e->addr, 1, __ATOMIC_RELEASE);
     filter_dec(h);
     return 1;
+}
+
+/* Removes p from the table if it is tracked; *out gets its entry. */
+static int untrack_take(const void *p, struct seg_track *out)
+{
+    uint64_t h = addr_hash(p);
+    if (likely(__atomic_load_n(&hot.filter[h >> hot.filter_shift], __ATOMIC_RELAXED) == 0))
+        return 0;
+    return untrack_found(p, h, out);
 }
 
 /* Puts back an entry that untrack_take took (a realloc that failed). */
@@ -559,11 +566,10 @@ static inline __attribute__((always_inline)) void *on_alloc_u(void *p, size_t re
 }
 
 /* The end of a free that the filter did not rule out: p may be tracked. */
-__attribute__((noinline))
 static void untrack_free(const void *p)
 {
     struct seg_track e;
-    if (untrack_take(p, &e))
+    if (untrack_found(p, addr_hash(p), &e))
         untrack_finish(p, &e);
 }
 
@@ -973,6 +979,7 @@ static void map_regions(void)
     table = (struct seg_track *)(b + geo.off_track);
     filter = (uint8_t *)(b + geo.off_filter);
     track_mask = geo.track_cap - 1;
+    ev_mask = (geo.events_cap & (geo.events_cap - 1)) == 0 ? geo.events_cap - 1 : 0;
     filter_shift = 64 - geo.filter_bits;
 }
 
