@@ -309,10 +309,10 @@ static inline void count_free(struct seg_slot *s, unsigned c, size_t usable)
 }
 
 /* One tracked figure of the calling thread's slot: a plain store in its
- * own slot, an atomic add in the shared overflow slot. */
-static inline void trk_add(struct seg_slot *s, uint64_t *field, uint64_t v)
+ * own slot, an atomic add in the shared overflow slot (`shared`). */
+static inline void trk_add(int shared, uint64_t *field, uint64_t v)
 {
-    if (unlikely(s == overflow))
+    if (shared)
         __atomic_fetch_add(field, v, __ATOMIC_RELAXED);
     else
         __atomic_store_n(field, *field + v, __ATOMIC_RELEASE);
@@ -384,7 +384,7 @@ static struct seg_track *table_find(const void *p, uint64_t h)
     return NULL;
 }
 
-static void event_push(uint32_t kind, const void *p, uint64_t size, uint64_t life, uint64_t mono)
+static inline __attribute__((always_inline)) void event_push(uint32_t kind, const void *p, uint64_t size, uint64_t life, uint64_t mono)
 {
     /* Numbers are claimed 16 at a time, so that the shared head is written
      * once per 16 events of a thread, not once per event. */
@@ -445,9 +445,15 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
         return;
     }
     filter_inc(h);
-    trk_add(s, &tk->req_alloc, req);
-    trk_add(s, &tk->usable_alloc, usable);
-    trk_add(s, &tk->allocs, 1);
+    if (likely(s != overflow)) {
+        trk_add(0, &tk->req_alloc, req);
+        trk_add(0, &tk->usable_alloc, usable);
+        trk_add(0, &tk->allocs, 1);
+    } else {
+        trk_add(1, &tk->req_alloc, req);
+        trk_add(1, &tk->usable_alloc, usable);
+        trk_add(1, &tk->allocs, 1);
+    }
     event_push(SEG_EV_ALLOC, p, req, 0, t);
     if (unlikely(!__atomic_load_n(&sampler_started, __ATOMIC_RELAXED)))
         start_sampler();
@@ -507,9 +513,9 @@ static void untrack_undo(const void *p, const struct seg_track *e)
      * lifetime), and the segment no longer claims exact figures. */
     struct seg_slot *s = my_slot();
     struct seg_tracked *tk = &s->trk[sizeclass_of(e->usable)];
-    trk_add(s, &tk->req_free, e->req);
-    trk_add(s, &tk->usable_free, e->usable);
-    trk_add(s, &tk->frees, 1);
+    trk_add(s == overflow, &tk->req_free, e->req);
+    trk_add(s == overflow, &tk->usable_free, e->usable);
+    trk_add(s == overflow, &tk->frees, 1);
     __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
 }
 
@@ -520,10 +526,17 @@ static void untrack_finish(const void *p, const struct seg_track *e)
     uint64_t life = now > e->alloc_ns ? now - e->alloc_ns : 0;
     struct seg_slot *s = my_slot();
     struct seg_tracked *tk = &s->trk[sizeclass_of(e->usable)];
-    trk_add(s, &tk->lifetime[lifebucket_of(life)], 1);
-    trk_add(s, &tk->req_free, e->req);
-    trk_add(s, &tk->usable_free, e->usable);
-    trk_add(s, &tk->frees, 1);
+    if (likely(s != overflow)) {
+        trk_add(0, &tk->lifetime[lifebucket_of(life)], 1);
+        trk_add(0, &tk->req_free, e->req);
+        trk_add(0, &tk->usable_free, e->usable);
+        trk_add(0, &tk->frees, 1);
+    } else {
+        trk_add(1, &tk->lifetime[lifebucket_of(life)], 1);
+        trk_add(1, &tk->req_free, e->req);
+        trk_add(1, &tk->usable_free, e->usable);
+        trk_add(1, &tk->frees, 1);
+    }
     event_push(SEG_EV_FREE, p, e->req, life, now);
 }
 
