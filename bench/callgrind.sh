@@ -2,7 +2,10 @@
 # callgrind.sh: instructions per malloc+free pair, bare and under the shim,
 # counted by valgrind's callgrind, so the figure does not depend on a noisy
 # machine. Startup is cancelled by running two lengths and taking the
-# difference. Usage: bench/callgrind.sh   (from the build directory)
+# difference. The recording runs set interval_ms:60000: the sampler thread's
+# passes cost per second, not per pair, and valgrind's slowdown would count
+# them as a few instructions per pair. Usage: bench/callgrind.sh   (from the
+# build directory)
 set -eu
 build=${BUILDDIR:-$PWD}
 shim="$build/.libs/libmallocshim.so"
@@ -34,8 +37,8 @@ for b in glibc jemalloc tcmalloc; do
     for size in 16 4096; do
         x=$(per_pair "$pre" "" $size)
         y=$(per_pair "$shim" "backend:$b,record:off" $size)
-        z=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp" $size)
-        w=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,sample:1" $size)
+        z=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000" $size)
+        w=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,sample:1" $size)
         printf '%-9s %6s %8s %8s %8s %10s %10s\n' $b $size "$x" "$y" \
             "$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%+.1f", y - x }')" "$z" "$w"
     done

@@ -5,6 +5,8 @@
 # malloc/free-heavy loops: same-size pairs, and churn through a live set.
 # Reports throughput ratios (record:off ns / recording ns, so 1.00 is free)
 # as median (min..max). Usage: bench/record.sh [ROUNDS] [ITERS] [THREADS...]
+# On a machine that other work keeps busy, PAIRS_CLOCK=thread times each
+# thread by its CPU time instead of the wall clock (bench/pairs.c).
 set -eu
 
 rounds=${1:-9}
@@ -28,6 +30,7 @@ one() {  # one CONF THREADS SIZE MODE -> ns per op
 . "$top/bench/lib.sh"
 header "recording cost"
 echo "# $rounds rounds of $iters operations per run; ratio = ns(record:off) / ns(recording)"
+echo "# clock: ${PAIRS_CLOCK:-wall}; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-9s %3s %-9s %8s %26s %26s\n' backend thr loop off_ns "default sampling" "sample:1"
 for b in glibc jemalloc tcmalloc; do
     for thr in $threads; do

@@ -29,9 +29,15 @@ struct backend_ops {
     void *(*aligned)(size_t align, size_t size);
     size_t (*usable)(void *p);
     /* The usable size that malloc(size) or calloc gives, from the size alone
-     * (jemalloc's nallocx, tcmalloc's tc_nallocx), or NULL where the backend
-     * cannot say without the block. Saves the recorder a lookup. */
+     * (jemalloc's size-class tables or nallocx, tcmalloc's tc_nallocx), or
+     * NULL where the backend cannot say without the block. Saves the
+     * recorder a lookup. */
     size_t (*usable_for)(size_t size);
+    /* What `usable` answers for p, a live block of this backend, by the
+     * cheapest means it has (glibc: the chunk header, checked against
+     * malloc_usable_size at start); the recorder calls it on every free.
+     * Set for every backend (to `usable` where there is nothing cheaper). */
+    size_t (*usable_live)(void *p);
     int (*mallopt)(int param, int value);
     struct mallinfo2 (*mallinfo2)(void);
     int (*trim)(size_t pad);

@@ -50,6 +50,19 @@ static size_t usable_unknown(void *p)
     return 0;
 }
 
+/* malloc_usable_size of a live block, from its chunk header: the size
+ * word before the block holds the chunk's size with three flag bits; the
+ * block may use all of it but the header, and, unless the chunk is mmapped
+ * (bit 1), the next chunk's prev_size word too. That is glibc's own musable()
+ * for a chunk in use, without the call, the NULL test and the in-use check
+ * that only a freed block needs. Used only after glibc_chunk_ok says that it
+ * answers as libc does. */
+static size_t glibc_usable_chunk(void *p)
+{
+    size_t head = ((const size_t *)p)[-1];
+    return (head & ~(size_t)7) - sizeof(size_t) - ((head & 2) << 2);  /* 8 more if mmapped */
+}
+
 static struct mallinfo2 glibc_mallinfo2(void)
 {
     struct mallinfo2 m;
@@ -135,6 +148,7 @@ static struct backend_ops glibc_ops = {
     .realloc = __libc_realloc,
     .aligned = __libc_memalign,
     .usable = usable_unknown,
+    .usable_live = usable_unknown,
     .mallopt = __libc_mallopt,
     .mallinfo2 = glibc_mallinfo2,
     .trim = glibc_trim,
@@ -144,6 +158,27 @@ static struct backend_ops glibc_ops = {
     .snapshot = glibc_snapshot,
     .id = SEG_BACKEND_GLIBC,
 };
+
+/* Whether glibc_usable_chunk agrees with libc's malloc_usable_size on
+ * blocks of several sizes and alignments, heap and mmapped: the header
+ * layout is glibc's, not its ABI, and memory tagging changes it. The
+ * mmapped block is above 32 MiB, so that freeing it does not move glibc's
+ * dynamic mmap threshold. */
+static int glibc_chunk_ok(void)
+{
+    static const size_t sizes[] = { 0, 1, 8, 24, 25, 40, 100, 129, 1000, 4096, 10000, 70000,
+                                    (size_t)33 << 20 };
+    int ok = 1;
+    for (size_t i = 0; ok && i < sizeof sizes / sizeof sizes[0]; i++) {
+        void *p = glibc_ops.malloc(sizes[i]);
+        void *q = glibc_ops.aligned(i % 2 ? 64 : 4096, sizes[i]);
+        ok = p && q && glibc_usable_chunk(p) == libc_usable(p) &&
+             glibc_usable_chunk(q) == libc_usable(q);
+        libc_free(p);
+        libc_free(q);
+    }
+    return ok;
+}
 
 /* A symbol of libc.so.6 itself: dlvsym on libc's own handle searches libc
  * first, whatever else the process has loaded. */
@@ -187,7 +222,7 @@ int backend_glibc_start(const struct conf *c, const struct backend_ops **ops,
     libc_stats = (void (*)(void))libc_sym(h, "malloc_stats", "GLIBC_2.2.5");
     libc_info = (int (*)(int, FILE *))libc_sym(h, "malloc_info", "GLIBC_2.10");
     if (libc_usable)
-        glibc_ops.usable = libc_usable;
+        glibc_ops.usable = glibc_ops.usable_live = libc_usable;
     else
         log_msg("glibc's malloc_usable_size not found; it will answer 0");
 
@@ -199,6 +234,10 @@ int backend_glibc_start(const struct conf *c, const struct backend_ops **ops,
         set_knob(M_MMAP_THRESHOLD, "mmap_threshold", c->mmap_threshold);
         set_knob(M_TOP_PAD, "top_pad", c->top_pad);
     }
+    /* Only the recorder needs the cheap form; spare other processes the
+     * test blocks. */
+    if (libc_usable && c->record && glibc_chunk_ok())
+        glibc_ops.usable_live = glibc_usable_chunk;
     *ops = &glibc_ops;
     return 0;
 }

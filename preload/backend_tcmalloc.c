@@ -133,6 +133,7 @@ int backend_tcmalloc_start(const struct conf *c, const struct backend_ops **ops,
     tc_ops.version = tc_version;
     tc_ops.snapshot = tc_snapshot;
     tc_ops.usable_for = tc_nallocx_fn ? tc_usable_for : NULL;
+    tc_ops.usable_live = tc_ops.usable;
 
     for (unsigned i = 0; i < c->n_tc_props; i++)
         if (!tc_set_property(c->tc_props[i].name, (size_t)c->tc_props[i].value))

@@ -38,7 +38,6 @@
  * except where a Synchronization note says otherwise. ---- */
 
 static const struct backend_ops *be;
-static size_t (*usable_for)(size_t);
 /* A private copy of the header as written at start: every size, count and
  * offset the writer uses comes from here, never from the shared file, which
  * anyone who can write it could change under us. */
@@ -55,10 +54,25 @@ static struct seg_event *evs;
 static struct seg_track *table;
 static uint8_t *filter;
 static uint32_t track_mask, filter_shift;
+static uint64_t ev_mask;         /* events_cap - 1 where that is a power of two, else 0 */
 static long sample_n;
 static double log_keep;          /* log(1 - 1/sample_n) */
 static char seg_path[CONF_PATH_MAX + 32];
 static pthread_key_t slot_key;
+/* What the hot path reads, on one cache line: the backend's functions (no
+ * hop through its table) and the filter. Chosen by record_start, read-only
+ * after. With sample:1 every block is tracked and the filter would only add
+ * two atomic updates per block: free then asks the table directly, through
+ * a two-byte stand-in whose cells are both set. */
+static struct {
+    void *(*malloc)(size_t);
+    void (*free)(void *);
+    size_t (*usable)(void *);           /* the backend's usable_live */
+    size_t (*usable_for)(size_t);
+    const uint8_t *filter;
+    unsigned filter_shift;
+} hot __attribute__((aligned(64)));
+static const uint8_t filter_all[2] = { 1, 1 };
 /* The segment's file is created unnamed (O_TMPFILE) and given its name
  * (linkat) when the process first tracks a block, so that the many short
  * processes a shell or mysqld_safe runs leave nothing behind. Kept: the
@@ -81,10 +95,15 @@ static int fold_lock;
  * sample. */
 static pthread_mutex_t sampler_mu = PTHREAD_MUTEX_INITIALIZER;
 
-enum { T_NEW = 0, T_CLAIMING, T_LIVE, T_DEAD };
+/* T_OVER: no slot was free, the thread counts in the overflow slot. */
+enum { T_NEW = 0, T_CLAIMING, T_LIVE, T_OVER, T_DEAD };
 
 struct rec_thread {
-    struct seg_slot *slot;   /* own slot, or overflow when none was free */
+    /* The thread's own slot, or NULL: not claimed yet, or counting in the
+     * shared overflow slot (T_OVER, T_DEAD, or re-entered while claiming).
+     * So the hot path tests one thing: a slot of its own for plain stores,
+     * or the out-of-line path (slot_slow), which claims or adds atomically. */
+    struct seg_slot *slot;
     long countdown;          /* allocations until the next tracked one */
     uint64_t rng;            /* xorshift64* state, 0 until seeded */
     uint64_t ev_next, ev_end; /* event numbers claimed and not yet used */
@@ -215,11 +234,13 @@ static void slot_exit(void *arg)
     spin_unlock(&fold_lock);
 }
 
+/* The slot to count in when rt.slot is NULL: claims one for a new thread,
+ * else (re-entered while claiming, no slot free, exiting) overflow. */
 __attribute__((noinline))
 static struct seg_slot *slot_slow(void)
 {
     if (rt.state != T_NEW)
-        return overflow;   /* claiming (re-entered), or exiting */
+        return overflow;
     rt.state = T_CLAIMING;
     __atomic_fetch_add(&seg->threads_seen, 1, __ATOMIC_RELAXED);
     struct seg_slot *got = overflow;
@@ -234,14 +255,18 @@ static struct seg_slot *slot_slow(void)
             break;
         }
     }
+    if (got == overflow) {
+        rt.state = T_OVER;
+        return got;
+    }
     /* May allocate (keys past 32): that re-enters here and counts in overflow. */
-    if (got != overflow)
-        pthread_setspecific(slot_key, got);
+    pthread_setspecific(slot_key, got);
     rt.slot = got;
     rt.state = T_LIVE;
     return got;
 }
 
+/* The slot the calling thread counts in: its own, or overflow. */
 static inline struct seg_slot *my_slot(void)
 {
     struct seg_slot *s = rt.slot;
@@ -284,10 +309,10 @@ static inline void count_free(struct seg_slot *s, unsigned c, size_t usable)
 }
 
 /* One tracked figure of the calling thread's slot: a plain store in its
- * own slot, an atomic add in the shared overflow slot. */
-static inline void trk_add(struct seg_slot *s, uint64_t *field, uint64_t v)
+ * own slot, an atomic add in the shared overflow slot (`shared`). */
+static inline void trk_add(int shared, uint64_t *field, uint64_t v)
 {
-    if (unlikely(s == overflow))
+    if (shared)
         __atomic_fetch_add(field, v, __ATOMIC_RELAXED);
     else
         __atomic_store_n(field, *field + v, __ATOMIC_RELEASE);
@@ -307,6 +332,8 @@ static inline uint8_t *filter_cell(uint64_t h)
 
 static void filter_inc(uint64_t h)
 {
+    if (hot.filter == filter_all)
+        return;
     uint8_t *f = filter_cell(h), v = __atomic_load_n(f, __ATOMIC_RELAXED);
     while (v != 255 && !__atomic_compare_exchange_n(f, &v, (uint8_t)(v + 1), 1,
                                                     __ATOMIC_RELEASE, __ATOMIC_RELAXED))
@@ -315,6 +342,8 @@ static void filter_inc(uint64_t h)
 
 static void filter_dec(uint64_t h)
 {
+    if (hot.filter == filter_all)
+        return;
     uint8_t *f = filter_cell(h), v = __atomic_load_n(f, __ATOMIC_RELAXED);
     /* 255 is sticky: the count is no longer known. */
     while (v != 255 && v != 0 && !__atomic_compare_exchange_n(f, &v, (uint8_t)(v - 1), 1,
@@ -355,7 +384,7 @@ static struct seg_track *table_find(const void *p, uint64_t h)
     return NULL;
 }
 
-static void event_push(uint32_t kind, const void *p, uint64_t size, uint64_t life, uint64_t mono)
+static inline __attribute__((always_inline)) void event_push(uint32_t kind, const void *p, uint64_t size, uint64_t life, uint64_t mono)
 {
     /* Numbers are claimed 16 at a time, so that the shared head is written
      * once per 16 events of a thread, not once per event. */
@@ -364,7 +393,7 @@ static void event_push(uint32_t kind, const void *p, uint64_t size, uint64_t lif
         rt.ev_end = rt.ev_next + 16;
     }
     uint64_t n = rt.ev_next++;
-    struct seg_event *e = &evs[n % geo.events_cap];
+    struct seg_event *e = &evs[ev_mask ? n & ev_mask : n % geo.events_cap];
     __atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     __atomic_store_n(&e->t_ns, mono + realtime_offset, __ATOMIC_RELAXED);
@@ -416,34 +445,40 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
         return;
     }
     filter_inc(h);
-    trk_add(s, &tk->req_alloc, req);
-    trk_add(s, &tk->usable_alloc, usable);
-    trk_add(s, &tk->allocs, 1);
+    if (likely(s != overflow)) {
+        trk_add(0, &tk->req_alloc, req);
+        trk_add(0, &tk->usable_alloc, usable);
+        trk_add(0, &tk->allocs, 1);
+    } else {
+        trk_add(1, &tk->req_alloc, req);
+        trk_add(1, &tk->usable_alloc, usable);
+        trk_add(1, &tk->allocs, 1);
+    }
     event_push(SEG_EV_ALLOC, p, req, 0, t);
     if (unlikely(!__atomic_load_n(&sampler_started, __ATOMIC_RELAXED)))
         start_sampler();
 }
 
+/* The countdown ran out: tracks p (and draws the next countdown). Returns
+ * p, so that the hot path can end with a tail call. */
 __attribute__((noinline))
-static void maybe_track(const void *p, size_t req, size_t usable, unsigned c)
+static void *maybe_track(void *p, size_t req, size_t usable, unsigned c)
 {
     if (unlikely(rt.rng == 0)) {
         /* First draw of this thread: seed, then count this allocation. */
         rt.rng = (clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)my_tid() << 32) ^ (uintptr_t)&rt) | 1;
         rt.countdown = draw_countdown();
         if (--rt.countdown > 0)
-            return;
+            return p;
     }
     rt.countdown = draw_countdown();
     track(p, req, usable, c);
+    return p;
 }
 
-/* Removes p from the table if it is tracked; *out gets its entry. */
-static int untrack_take(const void *p, struct seg_track *out)
+/* Removes p (hash h) from the table if it is there; *out gets its entry. */
+static inline int untrack_found(const void *p, uint64_t h, struct seg_track *out)
 {
-    uint64_t h = addr_hash(p);
-    if (likely(__atomic_load_n(filter_cell(h), __ATOMIC_RELAXED) == 0))
-        return 0;
     struct seg_track *e = table_find(p, h);
     if (!e)
         return 0;   /* the filter's false positive */
@@ -455,6 +490,15 @@ static int untrack_take(const void *p, struct seg_track *out)
     __atomic_store_n(&e->addr, 1, __ATOMIC_RELEASE);
     filter_dec(h);
     return 1;
+}
+
+/* Removes p from the table if it is tracked; *out gets its entry. */
+static int untrack_take(const void *p, struct seg_track *out)
+{
+    uint64_t h = addr_hash(p);
+    if (likely(__atomic_load_n(&hot.filter[h >> hot.filter_shift], __ATOMIC_RELAXED) == 0))
+        return 0;
+    return untrack_found(p, h, out);
 }
 
 /* Puts back an entry that untrack_take took (a realloc that failed). */
@@ -469,9 +513,9 @@ static void untrack_undo(const void *p, const struct seg_track *e)
      * lifetime), and the segment no longer claims exact figures. */
     struct seg_slot *s = my_slot();
     struct seg_tracked *tk = &s->trk[sizeclass_of(e->usable)];
-    trk_add(s, &tk->req_free, e->req);
-    trk_add(s, &tk->usable_free, e->usable);
-    trk_add(s, &tk->frees, 1);
+    trk_add(s == overflow, &tk->req_free, e->req);
+    trk_add(s == overflow, &tk->usable_free, e->usable);
+    trk_add(s == overflow, &tk->frees, 1);
     __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
 }
 
@@ -482,63 +526,132 @@ static void untrack_finish(const void *p, const struct seg_track *e)
     uint64_t life = now > e->alloc_ns ? now - e->alloc_ns : 0;
     struct seg_slot *s = my_slot();
     struct seg_tracked *tk = &s->trk[sizeclass_of(e->usable)];
-    trk_add(s, &tk->lifetime[lifebucket_of(life)], 1);
-    trk_add(s, &tk->req_free, e->req);
-    trk_add(s, &tk->usable_free, e->usable);
-    trk_add(s, &tk->frees, 1);
+    if (likely(s != overflow)) {
+        trk_add(0, &tk->lifetime[lifebucket_of(life)], 1);
+        trk_add(0, &tk->req_free, e->req);
+        trk_add(0, &tk->usable_free, e->usable);
+        trk_add(0, &tk->frees, 1);
+    } else {
+        trk_add(1, &tk->lifetime[lifebucket_of(life)], 1);
+        trk_add(1, &tk->req_free, e->req);
+        trk_add(1, &tk->usable_free, e->usable);
+        trk_add(1, &tk->frees, 1);
+    }
     event_push(SEG_EV_FREE, p, e->req, life, now);
 }
 
 /* ---- The recording table of operations ---- */
 
-static inline void on_alloc_u(void *p, size_t req, size_t u, int is_realloc)
+/* The hot path. What is not the common case (no slot of its own, the
+ * countdown run out, a block the filter does not rule out) is out of line
+ * and a tail call, so the common case keeps few registers live across
+ * calls: n and p across the backend's calls, nothing after. */
+
+/* An allocation by a thread without a slot of its own (see rec_thread).
+ * Returns p. */
+__attribute__((noinline))
+static void *alloc_slow(void *p, size_t req, size_t u, unsigned c, int is_realloc)
+{
+    count_alloc(slot_slow(), c, req, u, is_realloc);
+    if (--rt.countdown <= 0)
+        maybe_track(p, req, u, c);
+    return p;
+}
+
+/* Counts an allocation in the thread's own slot, and draws for tracking.
+ * Returns p. */
+static inline __attribute__((always_inline)) void *on_alloc_u(void *p, size_t req, size_t u,
+                                                              int is_realloc)
 {
     unsigned c = sizeclass_of(u);
-    count_alloc(my_slot(), c, req, u, is_realloc);
+    struct seg_slot *s = rt.slot;
+    if (unlikely(s == NULL))
+        return alloc_slow(p, req, u, c, is_realloc);
+    struct seg_counters *k = &s->cls[c];
+    if (is_realloc)
+        __atomic_store_n(&k->reallocs, k->reallocs + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->req_bytes, k->req_bytes + req, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->usable_alloc, k->usable_alloc + u, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->allocs, k->allocs + 1, __ATOMIC_RELEASE);
     if (unlikely(--rt.countdown <= 0))
-        maybe_track(p, req, u, c);
+        return maybe_track(p, req, u, c);
+    return p;
 }
 
-static inline void on_alloc(void *p, size_t req, int is_realloc)
+/* The end of a free that the filter did not rule out: p may be tracked. */
+static void untrack_free(const void *p)
 {
-    on_alloc_u(p, req, be->usable(p), is_realloc);
-}
-
-/* malloc and calloc: the usable size from the request where the backend
- * can say (one lookup fewer); usable_for is read-only after start. */
-static inline void on_alloc_sized(void *p, size_t req)
-{
-    on_alloc_u(p, req, usable_for ? usable_for(req) : be->usable(p), 0);
-}
-
-static inline void on_free(void *p)
-{
-    size_t u = be->usable(p);
     struct seg_track e;
-    count_free(my_slot(), sizeclass_of(u), u);
-    if (unlikely(untrack_take(p, &e)))
+    if (untrack_found(p, addr_hash(p), &e))
         untrack_finish(p, &e);
 }
 
+/* Whether p may be tracked: one byte of the counting filter, 0 for nearly
+ * every untracked block. */
+static inline int maybe_tracked(const void *p)
+{
+    return __atomic_load_n(&hot.filter[addr_hash(p) >> hot.filter_shift], __ATOMIC_RELAXED) != 0;
+}
+
+/* A free by a thread without a slot of its own, or of a block that may be
+ * tracked; then the backend's free. */
+__attribute__((noinline))
+static void free_slow(void *p, size_t u, unsigned c, int counted)
+{
+    if (!counted)
+        count_free(slot_slow(), c, u);
+    if (maybe_tracked(p))
+        untrack_free(p);
+    hot.free(p);
+}
+
+/* malloc, with the usable size from the request (usable_for). */
+static void *rec_malloc_for(size_t n)
+{
+    void *p = hot.malloc(n);
+    if (unlikely(p == NULL))
+        return p;
+    return on_alloc_u(p, n, hot.usable_for(n), 0);
+}
+
+/* malloc, with the usable size from the block. */
 static void *rec_malloc(size_t n)
 {
-    void *p = be->malloc(n);
-    if (likely(p != NULL))
-        on_alloc_sized(p, n);
-    return p;
+    void *p = hot.malloc(n);
+    if (unlikely(p == NULL))
+        return p;
+    return on_alloc_u(p, n, hot.usable(p), 0);
 }
 
 static void rec_free(void *p)
 {
     if (p == NULL)
         return;
-    on_free(p);
-    be->free(p);
+    size_t u = hot.usable(p);
+    unsigned c = sizeclass_of(u);
+    struct seg_slot *s = rt.slot;
+    if (unlikely(s == NULL))
+        return free_slow(p, u, c, 0);
+    struct seg_counters *k = &s->cls[c];
+    __atomic_store_n(&k->usable_free, k->usable_free + u, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->frees, k->frees + 1, __ATOMIC_RELEASE);
+    if (unlikely(maybe_tracked(p)))
+        return free_slow(p, u, c, 1);
+    hot.free(p);
+}
+
+/* Counts the free of p (usable size u) and ends its tracking if it was
+ * tracked. */
+static void on_free_u(void *p, size_t u)
+{
+    count_free(my_slot(), sizeclass_of(u), u);
+    if (maybe_tracked(p))
+        untrack_free(p);
 }
 
 static void rec_free_sized(void *p, size_t n)
 {
-    on_free(p);
+    on_free_u(p, hot.usable(p));
     be->free_sized(p, n);
 }
 
@@ -546,7 +659,7 @@ static void *rec_calloc(size_t n, size_t size)
 {
     void *p = be->calloc(n, size);
     if (likely(p != NULL))
-        on_alloc_sized(p, n * size);
+        on_alloc_u(p, n * size, hot.usable_for ? hot.usable_for(n * size) : hot.usable(p), 0);
     return p;
 }
 
@@ -554,7 +667,7 @@ static void *rec_aligned(size_t align, size_t n)
 {
     void *p = be->aligned(align, n);
     if (likely(p != NULL))
-        on_alloc(p, n, 0);
+        on_alloc_u(p, n, hot.usable(p), 0);
     return p;
 }
 
@@ -571,7 +684,7 @@ static void *rec_realloc(void *p, size_t n)
 
     if (p == NULL)
         return rec_malloc(n);
-    ou = be->usable(p);
+    ou = hot.usable(p);
     was = untrack_take(p, &e);
     q = be->realloc(p, n);
     if (q == NULL && n != 0) {
@@ -583,7 +696,7 @@ static void *rec_realloc(void *p, size_t n)
     if (was)
         untrack_finish(p, &e);
     if (q != NULL)
-        on_alloc(q, n, 1);
+        on_alloc_u(q, n, hot.usable(q), 1);
     return q;
 }
 
@@ -879,6 +992,7 @@ static void map_regions(void)
     table = (struct seg_track *)(b + geo.off_track);
     filter = (uint8_t *)(b + geo.off_filter);
     track_mask = geo.track_cap - 1;
+    ev_mask = (geo.events_cap & (geo.events_cap - 1)) == 0 ? geo.events_cap - 1 : 0;
     filter_shift = 64 - geo.filter_bits;
 }
 
@@ -1003,6 +1117,8 @@ static void fork_child(void)
             fold_locked(&slots[i]);
             seg->slots_in_use--;
         }
+    if (hot.filter == filter_all)
+        return;
     memset(filter, 0, (size_t)1 << geo.filter_bits);
     for (uint32_t i = 0; i <= track_mask; i++)
         if (table[i].addr > 1)
@@ -1089,7 +1205,6 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     if (!named)
         remove_stale(seg_path);
     be = backend;
-    usable_for = backend->usable_for;
     seg = map;
     fill_header(c, &g);
     map_regions();
@@ -1099,8 +1214,15 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     sampler_interval = c->interval_ms;
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 
+    hot.malloc = backend->malloc;
+    hot.free = backend->free;
+    hot.usable = backend->usable_live;
+    hot.usable_for = backend->usable_for;
+    hot.filter = sample_n > 1 ? filter : filter_all;
+    hot.filter_shift = sample_n > 1 ? filter_shift : 63;
     rec_ops = *backend;
-    rec_ops.malloc = rec_malloc;
+    /* The backend's own variants, so the hot path tests nothing about it. */
+    rec_ops.malloc = backend->usable_for ? rec_malloc_for : rec_malloc;
     rec_ops.free = rec_free;
     rec_ops.free_sized = rec_free_sized;
     rec_ops.calloc = rec_calloc;

@@ -19,16 +19,25 @@
 #define SIZECLASS_COUNT 85
 #define SIZECLASS_LAST  (SIZECLASS_COUNT - 1)
 
-/* The class of a block of n usable bytes. Branch-light; never fails. */
+/* The classes of blocks up to SIZECLASS_BY16_MAX bytes, by 16-byte steps
+ * (every class bound up to there is a multiple of 16): the class of n bytes
+ * is sizeclass_by16[(n + 15) / 16]. */
+#define SIZECLASS_BY16_MAX 4096
+extern const uint8_t sizeclass_by16[SIZECLASS_BY16_MAX / 16 + 1];
+
+/* The class of a block of n usable bytes. Never fails. One load from a
+ * 257-byte table for blocks up to 4 KiB, the common case and the one that
+ * mixes: a branch between the 16-byte and the log-scale classes would
+ * mispredict on a mix of sizes. Above, with x = n - 1 and lg =
+ * floor(log2(x)), 8 + 4(lg - 7) + the two bits of x below its top one. */
 static inline unsigned sizeclass_of(size_t n)
 {
-    if (n <= 128)
-        return n ? (unsigned)((n - 1) >> 4) : 0;
-    if (n > ((size_t)64 << 20))
-        return SIZECLASS_LAST;
-    unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(n - 1));  /* n-1 in [2^k, 2^(k+1)) */
-    unsigned sub = (unsigned)((n - 1) >> (k - 2)) & 3u;
-    return 8u + (k - 7u) * 4u + sub;
+    if (__builtin_expect(n <= SIZECLASS_BY16_MAX, 1))
+        return sizeclass_by16[(n + 15) >> 4];
+    size_t x = n - 1;
+    unsigned lg = 63u ^ (unsigned)__builtin_clzll((unsigned long long)x);
+    unsigned c = 4u * lg - 20u + ((unsigned)(x >> (lg - 2)) & 3u);
+    return c < SIZECLASS_LAST ? c : SIZECLASS_LAST;
 }
 
 /* The largest usable size in class c (inclusive); SIZE_MAX for the last. */
