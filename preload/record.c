@@ -739,6 +739,47 @@ static uint64_t proc_field_kb(const char *text, const char *name)
     return 0;
 }
 
+/* Calls fn on every entry of the tracked table that holds a block. Pages
+ * of the table that no insert has touched are skipped (mincore: they are
+ * holes of the file): reading them would make the whole table resident,
+ * in this process (the sampler) or in a fork child's new file. */
+static void table_scan(void (*fn)(struct seg_track *e, void *ctx), void *ctx)
+{
+    static unsigned char resident[(SEG_TRACK_DEFAULT * sizeof(struct seg_track)) / 4096 + 1];
+    size_t tbytes = (size_t)(track_mask + 1) * sizeof(struct seg_track);
+    size_t per_page = dispatch_pagesize / sizeof(struct seg_track);
+    int have_map = tbytes / dispatch_pagesize <= sizeof resident &&
+                   mincore(table, tbytes, resident) == 0;
+    for (uint32_t i = 0; i <= track_mask; i++) {
+        if (have_map && i % per_page == 0 && !(resident[i / per_page] & 1)) {
+            i += (uint32_t)per_page - 1;
+            continue;
+        }
+        if (__atomic_load_n(&table[i].addr, __ATOMIC_RELAXED) > 1)
+            fn(&table[i], ctx);
+    }
+}
+
+struct age_ctx {
+    uint64_t (*age)[LIFEBUCKET_COUNT];
+    uint64_t now;
+};
+
+static void age_add(struct seg_track *e, void *arg)
+{
+    struct age_ctx *a = arg;
+    uint64_t t = __atomic_load_n(&e->alloc_ns, __ATOMIC_ACQUIRE);
+    uint64_t u = __atomic_load_n(&e->usable, __ATOMIC_RELAXED);
+    if (t != 0)
+        a->age[sizeclass_of(u)][lifebucket_of(a->now > t ? a->now - t : 0)]++;
+}
+
+static void filter_add(struct seg_track *e, void *arg)
+{
+    (void)arg;
+    filter_inc(addr_hash((const void *)(uintptr_t)e->addr));
+}
+
 static void sample_once(void)
 {
     static struct seg_counters sum[SIZECLASS_COUNT];
@@ -777,29 +818,10 @@ static void sample_once(void)
     smp.rss_huge = huge;
     be->snapshot(&smp.backend);
 
-    /* Ages of the tracked blocks still live. Pages of the table that no
-     * insert has touched are skipped (mincore): reading them would make the
-     * whole table resident in this process. */
-    static unsigned char resident[(SEG_TRACK_DEFAULT * sizeof(struct seg_track)) / 4096 + 1];
-    size_t tbytes = (size_t)(track_mask + 1) * sizeof(struct seg_track);
-    size_t per_page = dispatch_pagesize / sizeof(struct seg_track);
-    int have_map = tbytes / dispatch_pagesize <= sizeof resident &&
-                   mincore(table, tbytes, resident) == 0;
+    /* Ages of the tracked blocks still live. */
+    struct age_ctx ctx = { age, now_mono };
     memset(age, 0, sizeof age);
-    for (uint32_t i = 0; i <= track_mask; i++) {
-        if (have_map && i % per_page == 0 && !(resident[i / per_page] & 1)) {
-            i += (uint32_t)per_page - 1;
-            continue;
-        }
-        struct seg_track *e = &table[i];
-        if (__atomic_load_n(&e->addr, __ATOMIC_RELAXED) <= 1)
-            continue;
-        uint64_t t = __atomic_load_n(&e->alloc_ns, __ATOMIC_ACQUIRE);
-        uint64_t u = __atomic_load_n(&e->usable, __ATOMIC_RELAXED);
-        if (t == 0)
-            continue;
-        age[sizeclass_of(u)][lifebucket_of(now_mono > t ? now_mono - t : 0)]++;
-    }
+    table_scan(age_add, &ctx);
 
     pthread_mutex_lock(&sampler_mu);
     __atomic_store_n(&ages->seq, ages->seq + 1, __ATOMIC_RELAXED);
@@ -924,7 +946,10 @@ static int same_file(int fd)
     return fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == seg_ino && st.st_dev == seg_dev;
 }
 
-/* Gives the segment its name. Runs once, from the first tracked allocation. */
+/* Gives the segment its name. Runs once: from the first tracked allocation,
+ * or at start in a process running as root, which may switch to another
+ * user before that (mariadbd with user=mysql) and could then no longer link
+ * a root-owned file (fs.protected_hardlinks). */
 static void publish(void)
 {
     char proc[64];
@@ -938,17 +963,26 @@ static void publish(void)
         return;
     }
     fmt_buf(proc, sizeof proc, "/proc/self/fd/%d", seg_fd);
+    int first = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (linkat(AT_FDCWD, proc, AT_FDCWD, seg_path, AT_SYMLINK_FOLLOW) == 0 ||
-            linkat(seg_fd, "", AT_FDCWD, seg_path, AT_EMPTY_PATH) == 0) {
+        /* The /proc link is the way that needs no privilege; the fallback
+         * needs CAP_DAC_READ_SEARCH. Report the first one's error. */
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, seg_path, AT_SYMLINK_FOLLOW) == 0) {
             published = 1;
             return;
         }
-        if (errno != EEXIST || !remove_stale(seg_path))
+        first = errno;
+        if (linkat(seg_fd, "", AT_FDCWD, seg_path, AT_EMPTY_PATH) == 0) {
+            published = 1;
+            return;
+        }
+        if (first != EEXIST || !remove_stale(seg_path))
             break;
     }
     published = -1;
-    log_msg("cannot create %s: %s; shimdump cannot find pid %d", seg_path, strerrordesc_np(errno),
+    log_msg("cannot create %s: %s%s; shimdump cannot find pid %d", seg_path,
+            strerrordesc_np(first), first == EPERM && geteuid() != 0 && seg->uid == 0
+                ? " (the file is root's and this process no longer is)" : "",
             (int)getpid());
 }
 
@@ -1120,9 +1154,10 @@ static void fork_child(void)
     if (hot.filter == filter_all)
         return;
     memset(filter, 0, (size_t)1 << geo.filter_bits);
-    for (uint32_t i = 0; i <= track_mask; i++)
-        if (table[i].addr > 1)
-            filter_inc(addr_hash((const void *)(uintptr_t)table[i].addr));
+    table_scan(filter_add, NULL);
+    /* As at start: a root child may switch user before it tracks a block. */
+    if (geteuid() == 0 && seg_fd >= 0)
+        publish();
 }
 
 /* At normal exit the file goes, if the name is still ours (same inode: a
@@ -1230,6 +1265,8 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     rec_ops.aligned = rec_aligned;
     /* The header is complete: make it findable. */
     __atomic_store_n(&seg->magic, SEG_MAGIC, __ATOMIC_RELEASE);
+    if (geteuid() == 0)
+        publish();   /* see publish(): root may become someone else first */
     *ops = &rec_ops;
     return 0;
 }

@@ -51,6 +51,27 @@ env MALLOCSHIM_CONF="backend:glibc,record:on,shm_dir:$shm,sample:1" LD_PRELOAD="
            exec env MALLOCSHIM_CONF="record:on,shm_dir:$0,sample:1000000" /bin/true' "$shm"
 [ $? -eq 0 ] && [ -z "$(ls "$shm" | grep -v "mallocshim.$pid\$")" ]
 ok $? "an image that named its segment, then exec'ed a short one: the name is gone"
+# A root process that becomes another user before its first tracked
+# allocation (mariadbd, user=mysql) names its segment at start, while root;
+# after exit the segment stays (that user may not remove a root file from a
+# sticky directory), and shimdump shows it exited.
+if [ "$(id -u)" -eq 0 ]; then
+    sd=$(mktemp -d /tmp/mallocshim-drop.XXXXXX)
+    chmod 1777 "$sd"
+    env MALLOCSHIM_CONF="backend:glibc,shm_dir:$sd" LD_PRELOAD="$SHIM" "$T/dropuid" 2>"$TMP/err" &
+    pid=$!
+    wait $pid
+    rc=$?
+    "$TOP_BUILDDIR/tools/shimdump" --dir "$sd" --json "$pid" >"$TMP/out" 2>>"$TMP/err"
+    [ $rc -eq 0 ] && [ ! -s "$TMP/err" ] && grep -q '"state": "exited"' "$TMP/out" &&
+        grep -q '"uid": 0,' "$TMP/out"
+    ok $? "root that becomes uid 65534 before tracking: segment named, readable, exited"
+    [ $? -eq 0 ] || diag "$TMP/err"
+    rm -rf "$sd"
+else
+    skip "root that becomes uid 65534 before tracking" "needs root"
+fi
+
 EXTRA_CONF="shm_dir:/nonexistent/dir,verbose:1" check shim glibc /bin/echo ok
 [ "$(cat "$TMP/out")" = ok ] && grep -q 'cannot create /nonexistent/dir/mallocshim' "$TMP/err"
 ok $? "an unusable shm_dir: one line, the program runs without recording"
