@@ -106,15 +106,11 @@ loaded=no
 for b in $(backends); do
     d="$TMP/$b"
     mkdir -p "$d"
-    # sample = 1: every allocation is tracked, so the segment gets its name
-    # at mariadbd's first malloc, while it is still root. At the default
-    # sampling the first tracked allocation may come after mariadbd has
-    # switched to mysql; linking the unnamed root-owned file then fails
-    # (linkat through /proc/self/fd: EPERM, fs.protected_hardlinks; with
-    # AT_EMPTY_PATH: ENOENT, no CAP_DAC_READ_SEARCH) and the server has no
-    # segment. That happened in about 1 start in 6 (a shim bug, reported;
-    # this works around it, and tests sample:1 on a real server).
-    printf 'backend = %s\nrecord = on\nsample = 1\nshm_dir = %s\nverbose = 1\n' "$b" "$SHM" >"$CONF"
+    # The default sampling, as a user runs it. mariadbd starts as root and
+    # becomes mysql; the shim names the segment at start because of that
+    # (a root-owned unnamed file can no longer be linked by mysql:
+    # fs.protected_hardlinks), so every start must have its segment.
+    printf 'backend = %s\nrecord = on\nshm_dir = %s\nverbose = 1\n' "$b" "$SHM" >"$CONF"
     mdb_cnf "$SHIM"
     mdb_start
     rc=$?
@@ -130,7 +126,7 @@ for b in $(backends); do
     pid=$MDB_PID
     seg="$SHM/mallocshim.$pid"
 
-    n=$(grep -c "^mallocshim: pid $pid: backend $b .*config backend:$b,verbose:1,record:1,sample:1,shm_dir:$SHM;" \
+    n=$(grep -c "^mallocshim: pid $pid: backend $b .*config backend:$b,verbose:1,record:1,shm_dir:$SHM;" \
         "$MDB/run/error.log")
     [ "$n" -ge 1 ]
     ok $? "$b: verbose:1's line in the error log, from the config file ($n lines: nohup, then mariadbd)"
