@@ -388,7 +388,10 @@ static inline __attribute__((always_inline)) void event_push(uint32_t kind, cons
 {
     /* Numbers are claimed 16 at a time, so that the shared head is written
      * once per 16 events of a thread, not once per event. */
-    if (rt.ev_next == rt.ev_end) {
+    /* A claim left unused while the ring went half round (a thread that
+     * rarely tracks) is dropped: its cells now belong to newer events. */
+    if (rt.ev_next == rt.ev_end ||
+        __atomic_load_n(&events->head, __ATOMIC_RELAXED) - rt.ev_next >= geo.events_cap / 2) {
         rt.ev_next = __atomic_fetch_add(&events->head, 16, __ATOMIC_RELAXED);
         rt.ev_end = rt.ev_next + 16;
     }
@@ -739,10 +742,11 @@ static uint64_t proc_field_kb(const char *text, const char *name)
     return 0;
 }
 
-/* Calls fn on every entry of the tracked table that holds a block. Pages
- * of the table that no insert has touched are skipped (mincore: they are
- * holes of the file): reading them would make the whole table resident,
- * in this process (the sampler) or in a fork child's new file. */
+/* Calls fn on every entry of the tracked table that holds a block, for the
+ * sampler's ages. Pages of the table that no insert has touched are skipped
+ * (mincore: they are holes of the file): reading them would make the whole
+ * table resident. (A page swapped out is skipped too: its ages are missed
+ * for that pass, which an estimate can bear.) */
 static void table_scan(void (*fn)(struct seg_track *e, void *ctx), void *ctx)
 {
     static unsigned char resident[(SEG_TRACK_DEFAULT * sizeof(struct seg_track)) / 4096 + 1];
@@ -949,7 +953,8 @@ static int same_file(int fd)
 /* Gives the segment its name. Runs once: from the first tracked allocation,
  * or at start in a process running as root, which may switch to another
  * user before that (mariadbd with user=mysql) and could then no longer link
- * a root-owned file (fs.protected_hardlinks). */
+ * a root-owned file (fs.protected_hardlinks). Not at fork: a child that
+ * _exit()s would leave its name behind. */
 static void publish(void)
 {
     char proc[64];
@@ -1153,11 +1158,12 @@ static void fork_child(void)
         }
     if (hot.filter == filter_all)
         return;
+    /* Every entry, not only resident pages: an entry the filter missed
+     * would never be untracked. */
     memset(filter, 0, (size_t)1 << geo.filter_bits);
-    table_scan(filter_add, NULL);
-    /* As at start: a root child may switch user before it tracks a block. */
-    if (geteuid() == 0 && seg_fd >= 0)
-        publish();
+    for (uint32_t i = 0; i <= track_mask; i++)
+        if (table[i].addr > 1)
+            filter_add(&table[i], NULL);
 }
 
 /* At normal exit the file goes, if the name is still ours (same inode: a

@@ -206,10 +206,15 @@ struct jv {
 #define J_DEPTH_MAX 16
 #define J_STR_MAX 4096
 
+/* A full snapshot (85 classes x 42 buckets, a day of samples) has about
+ * 2M values; more is not ours, and would only cost memory. */
+#define J_NODES_MAX 4000000
+
 struct jp {
     const char *p, *end;
     const char *err;
     const char *at;
+    size_t nodes;
 };
 
 static void jfree(struct jv *v)
@@ -345,6 +350,8 @@ static int jvalue(struct jp *j, struct jv *v, int depth);
 
 static int jpush(struct jp *j, struct jv *v, size_t *cap)
 {
+    if (++j->nodes > J_NODES_MAX)
+        return fail(j, "too many values for a snapshot");
     if (v->n == *cap) {
         size_t nc = *cap ? *cap * 2 : 8;
         struct jv *k = realloc(v->kid, nc * sizeof *k);
@@ -565,7 +572,7 @@ static void jhist(struct jread *r, const struct jv *a, uint64_t out[LIFEBUCKET_C
 
 int dump_from_json(struct dump *d, const char *text, size_t len, char *why, size_t whylen)
 {
-    struct jp j = { text, text + len, NULL, NULL };
+    struct jp j = { text, text + len, NULL, NULL, 0 };
     struct jv root;
     struct jread r = { NULL };
     const struct jv *v, *a;

@@ -38,6 +38,12 @@ int dump_map_read(const struct dump_map *m, struct dump *d, int state, char *why
 int dump_map_events(const struct dump_map *m, uint64_t from, uint64_t *next,
                     struct dump_event *out, size_t max);
 
+/* Copies the segment's header (as it is now) into *out, and with
+ * events_head non-NULL also validates it and reads the event ring's head.
+ * Returns 0, or -1 when there is no segment mapped, it is too small, it is
+ * invalid (with events_head) or it shrank under the read. */
+int dump_map_header(const struct dump_map *m, struct seg_header *out, uint64_t *events_head);
+
 /* Unmaps and frees; the map may be reused. */
 void dump_map_close(struct dump_map *m);
 

@@ -419,6 +419,33 @@ static int read_events(void *p)
     return (int)n;
 }
 
+struct header_args {
+    const struct dump_map *m;
+    struct seg_header *out;
+    uint64_t *events_head;
+};
+
+static int read_header(void *p)
+{
+    struct header_args *a = p;
+    memcpy(a->out, a->m->base, sizeof *a->out);
+    if (!a->events_head)
+        return 0;
+    if (seg_validate(a->out, a->m->size, NULL) != 0)
+        return -1;
+    const struct seg_events *ev = (const void *)((const char *)a->m->base + a->out->off_events);
+    *a->events_head = ld(&ev->head);
+    return 0;
+}
+
+int dump_map_header(const struct dump_map *m, struct seg_header *out, uint64_t *events_head)
+{
+    struct header_args a = { m, out, events_head };
+    if (!m->base || m->size < sizeof *out)
+        return -1;
+    return guarded(read_header, &a, -1);
+}
+
 int dump_map_events(const struct dump_map *m, uint64_t from, uint64_t *next,
                     struct dump_event *out, size_t max)
 {

@@ -235,10 +235,10 @@ static int target_open(struct target *t, const char *arg)
     rc = dump_map_fd(&t->map, fd, path, why, sizeof why);
     if (rc == DX_OK && t->map.base && fstat(fd, &st) == 0) {
         /* Liveness can be judged only for the live file itself, not a copy. */
-        const struct seg_header *h = t->map.base;
+        struct seg_header h;
         char cpath[CONF_PATH_MAX + 32];
-        if (t->map.size >= sizeof *h) {
-            snprintf(cpath, sizeof cpath, "%s/mallocshim.%u", opt.dir, h->pid);
+        if (dump_map_header(&t->map, &h, NULL) == 0) {
+            snprintf(cpath, sizeof cpath, "%s/mallocshim.%u", opt.dir, h.pid);
             t->canonical = lstat(cpath, &cst) == 0 && cst.st_ino == st.st_ino &&
                            cst.st_dev == st.st_dev;
         }
@@ -252,17 +252,22 @@ static int target_open(struct target *t, const char *arg)
     return DX_OK;
 }
 
-/* Reads the target into d, judging whether its process still runs. */
+/* Reads the target into d, judging whether its process still runs.
+ * Returns a DX code, with the reason in why[] (not printed). */
+static int target_read_why(struct target *t, struct dump *d, char *why, size_t whylen)
+{
+    int state = DS_UNKNOWN;
+    struct seg_header h;
+    if (t->canonical && dump_map_header(&t->map, &h, NULL) == 0)
+        state = proc_state(h.pid, h.start_ns);
+    return dump_map_read(&t->map, d, state, why, whylen);
+}
+
+/* As target_read_why, printing the error. */
 static int target_read(struct target *t, struct dump *d)
 {
     char why[256];
-    int state = DS_UNKNOWN;
-    if (t->map.base && t->canonical && t->map.size >= sizeof(struct seg_header)) {
-        const struct seg_header *h = t->map.base;
-        state = proc_state(__atomic_load_n(&h->pid, __ATOMIC_RELAXED),
-                           __atomic_load_n(&h->start_ns, __ATOMIC_RELAXED));
-    }
-    int rc = dump_map_read(&t->map, d, state, why, sizeof why);
+    int rc = target_read_why(t, d, why, sizeof why);
     if (rc != DX_OK)
         return err(rc, "%s: %s", t->map.label, why);
     return DX_OK;
@@ -310,6 +315,8 @@ static int do_view(const char *arg)
     else
         view_main(stdout, &d, &vo);
     dump_free(&d);
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return err(DX_SYS, "standard output: %s", strerror(errno ? errno : EIO));
     return DX_OK;
 }
 
@@ -380,8 +387,8 @@ static int quiet_read(long pid, struct dump *d, uid_t *owner)
         dump_map_close(&m);
         return DX_CORRUPT;
     }
-    const struct seg_header *h = m.base;
-    int state = m.size >= sizeof *h ? proc_state((uint32_t)pid, h->start_ns) : DS_DEAD;
+    struct seg_header h;
+    int state = dump_map_header(&m, &h, NULL) == 0 ? proc_state((uint32_t)pid, h.start_ns) : DS_DEAD;
     rc = dump_map_read(&m, d, state, why, sizeof why);
     dump_map_close(&m);
     return rc;
@@ -508,6 +515,7 @@ static int do_clean(void)
     size_t n, removed = 0, kept = 0;
     long *pids = scan_dir(&n);
     uid_t me = geteuid();
+    int failed = DX_OK;
 
     if (!pids)
         return err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
@@ -537,14 +545,14 @@ static int do_clean(void)
             printf("removed %s (pid %ld, %s)\n", path, pids[i], comm);
             removed++;
         } else {
-            err(0, "%s: cannot remove it: %s", path, strerror(errno));
+            failed = err(DX_SYS, "%s: cannot remove it: %s", path, strerror(errno));
         }
         close(fd);
     }
     free(pids);
     printf("%zu segment%s of dead processes removed; %zu of running processes kept\n", removed,
            removed == 1 ? "" : "s", kept);
-    return DX_OK;
+    return failed;
 }
 
 /* ---- --watch ---- */
@@ -600,6 +608,7 @@ static int do_watch(const char *arg)
     struct view_opts vo;
     int tty = isatty(STDOUT_FILENO), rc, have_prev = 0;
     int in_tty = isatty(STDIN_FILENO);
+    char why[256] = "";
 
     if ((rc = target_open(&t, arg)) != DX_OK)
         return rc;
@@ -621,12 +630,13 @@ static int do_watch(const char *arg)
         char *buf = NULL;
         size_t len = 0;
         FILE *mem;
-        if ((rc = target_read(&t, &d)) != DX_OK)
-            break;
+        if ((rc = target_read_why(&t, &d, why, sizeof why)) != DX_OK)
+            break;   /* said after the screen is restored */
         vo.prev = have_prev ? &prev : NULL;
         if ((mem = open_memstream(&buf, &len)) == NULL) {
             dump_free(&d);
-            rc = err(DX_SYS, "out of memory");
+            rc = DX_SYS;
+            snprintf(why, sizeof why, "out of memory");
             break;
         }
         view_main(mem, &d, &vo);
@@ -663,6 +673,8 @@ static int do_watch(const char *arg)
         fputs("\033[?25h\033[?1049l", stdout);
     fflush(stdout);
     tty_restore();
+    if (rc != DX_OK)
+        err(rc, "%s: %s", t.map.label, why);
     if (have_prev)
         dump_free(&prev);
     dump_map_close(&t.map);
@@ -742,9 +754,11 @@ static int do_events(const char *arg)
     }
     /* Start N events before the ring's head. */
     {
-        const struct seg_header *h = t.map.base;
-        const struct seg_events *ring = (const void *)((const char *)t.map.base + h->off_events);
-        head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+        struct seg_header h;
+        if (dump_map_header(&t.map, &h, &head) != 0) {
+            rc = err(DX_CORRUPT, "%s: the segment shrank or changed", arg);
+            goto out;
+        }
     }
     from = head > (uint64_t)opt.events_n ? head - (uint64_t)opt.events_n : 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -762,9 +776,9 @@ static int do_events(const char *arg)
             from = next - EV_WINDOW;
         if (!opt.follow)
             break;
-        const struct seg_header *h = t.map.base;
-        if (proc_state(h->pid, h->start_ns) != DS_ALIVE ||
-            (__atomic_load_n(&h->flags, __ATOMIC_RELAXED) & SEG_F_FINISHED)) {
+        struct seg_header hc, *h = &hc;
+        if (dump_map_header(&t.map, &hc, NULL) != 0 || proc_state(h->pid, h->start_ns) != DS_ALIVE ||
+            (h->flags & SEG_F_FINISHED)) {
             /* One last pass for what it wrote before it went. */
             while ((n = dump_map_events(&t.map, from, &next, ev, EV_BATCH)) > 0) {
                 print_new(ev, n, seen);
@@ -899,6 +913,8 @@ int main(int argc, char **argv)
     find_dir();
     signal(SIGINT, on_stop);
     signal(SIGTERM, on_stop);
+    signal(SIGQUIT, on_stop);   /* --watch must get to restore the terminal */
+    signal(SIGHUP, on_stop);
     signal(SIGPIPE, SIG_IGN);
 
     int nargs = argc - optind;
