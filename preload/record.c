@@ -749,14 +749,18 @@ static uint64_t proc_field_kb(const char *text, const char *name)
  * for that pass, which an estimate can bear.) */
 static void table_scan(void (*fn)(struct seg_track *e, void *ctx), void *ctx)
 {
-    static unsigned char resident[(SEG_TRACK_DEFAULT * sizeof(struct seg_track)) / 4096 + 1];
+    static unsigned char resident[(SEG_TRACK_DEFAULT * sizeof(struct seg_track)) / 4096 + 2];
     size_t tbytes = (size_t)(track_mask + 1) * sizeof(struct seg_track);
-    size_t per_page = dispatch_pagesize / sizeof(struct seg_track);
-    int have_map = tbytes / dispatch_pagesize <= sizeof resident &&
-                   mincore(table, tbytes, resident) == 0;
+    /* mincore wants a page-aligned start; the table starts 64-aligned. */
+    size_t lead = (uintptr_t)table & (dispatch_pagesize - 1);
+    int have_map = (tbytes + lead) / dispatch_pagesize + 1 <= sizeof resident &&
+                   mincore((char *)table - lead, tbytes + lead, resident) == 0;
     for (uint32_t i = 0; i <= track_mask; i++) {
-        if (have_map && i % per_page == 0 && !(resident[i / per_page] & 1)) {
-            i += (uint32_t)per_page - 1;
+        size_t page = (lead + (size_t)i * sizeof(struct seg_track)) / dispatch_pagesize;
+        if (have_map && !(resident[page] & 1)) {
+            /* on to the first entry of the next page */
+            size_t next = (page + 1) * dispatch_pagesize - lead;
+            i = (uint32_t)(next / sizeof(struct seg_track)) - 1;
             continue;
         }
         if (__atomic_load_n(&table[i].addr, __ATOMIC_RELAXED) > 1)
