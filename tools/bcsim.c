@@ -109,26 +109,27 @@ static void usage(FILE *f)
             SMALL_PCT, MEM_WRITE_EVERY);
 }
 
+/* "bcsim: <message>" on stderr, then exit with `code`. */
+static void __attribute__((noreturn)) vdie(int code, const char *fmt, va_list ap)
+{
+    fputs("bcsim: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    exit(code);
+}
+
 static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const char *fmt, ...)
 {
     va_list ap;
-    fputs("bcsim: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(EXIT_USAGE);
+    vdie(EXIT_USAGE, fmt, ap);
 }
 
 static void __attribute__((noreturn, format(printf, 1, 2))) fail(const char *fmt, ...)
 {
     va_list ap;
-    fputs("bcsim: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(EXIT_RUN);
+    vdie(EXIT_RUN, fmt, ap);
 }
 
 /* Parses "123", "16K", "256m", "1G" into *out. Returns 0 or EINVAL. */
