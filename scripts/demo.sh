@@ -27,8 +27,11 @@ export NO_COLOR=1
 echo
 echo "bcsim: 16 threads read ~16 KiB blocks through a 256 MiB LRU cache for ${secs} s;"
 echo "a miss mallocs a block, an eviction frees it (often on another thread)."
+runs="glibc|glibc arenas:1|jemalloc|tcmalloc"
 n=0
-for run in "glibc" "glibc arenas:1" "jemalloc" "tcmalloc"; do
+IFS='|'
+for run in $runs; do
+    unset IFS
     n=$((n + 1))
     set -- $run
     conf="backend:$1,record:on,shm_dir:$W/shm${2:+,$2}"
@@ -68,7 +71,9 @@ echo "peak RSS and live bytes are bcsim's own (VmHWM; the bytes its cache holds)
 echo "'shimdump live' is what the shim recorded, read from its segment."
 
 n=0
-for run in "glibc" "glibc arenas:1" "jemalloc" "tcmalloc"; do
+IFS='|'
+for run in $runs; do
+    unset IFS
     n=$((n + 1))
     echo
     echo "=== $run: shimdump's waterfall, read while bcsim held its cache"

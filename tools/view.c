@@ -351,6 +351,11 @@ static uint64_t key_live(const struct dump_class *k)
     return k->live_usable ? k->live_usable + (1ull << 62) : k->allocs;
 }
 
+static uint64_t key_usable(const struct dump_class *k)
+{
+    return k->live_usable;
+}
+
 static uint64_t key_life(const struct dump_class *k)
 {
     uint64_t s = 0;
@@ -619,36 +624,16 @@ void view_diff(FILE *f, const struct dump *a, const struct dump *b, const struct
     diff_row(f, "live blocks", a->total.live_count, b->total.live_count, 0);
     diff_row(f, "bytes requested in all", a->total.req_bytes, b->total.req_bytes, 1);
 
-    /* The classes with the most live usable bytes in either. */
+    /* The classes with the most live usable bytes in either: picked like
+     * the view's, by max(A, B). */
+    static struct dump both;
+    int more;
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
-        if (a->cls[c].live_usable || b->cls[c].live_usable)
-            pick[n++] = c;
-    title(f, o, "LIVE USABLE BYTES BY SIZE CLASS", n > ROWS_DEFAULT && !o->all
+        both.cls[c].live_usable = a->cls[c].live_usable > b->cls[c].live_usable
+                                      ? a->cls[c].live_usable : b->cls[c].live_usable;
+    n = pick_classes(&both, o->all ? 0 : ROWS_DEFAULT, pick, &more, key_usable);
+    title(f, o, "LIVE USABLE BYTES BY SIZE CLASS", more
           ? "the classes with the most live bytes in A or B (--all shows every one)" : NULL);
-    if (n > ROWS_DEFAULT && !o->all) {
-        /* Keep the ROWS_DEFAULT largest by max(A, B), in size order. */
-        for (int i = 0; i < ROWS_DEFAULT; i++) {
-            int best = i;
-            for (int k = i + 1; k < n; k++) {
-                uint64_t vk = a->cls[pick[k]].live_usable > b->cls[pick[k]].live_usable
-                                  ? a->cls[pick[k]].live_usable : b->cls[pick[k]].live_usable;
-                uint64_t vb = a->cls[pick[best]].live_usable > b->cls[pick[best]].live_usable
-                                  ? a->cls[pick[best]].live_usable : b->cls[pick[best]].live_usable;
-                if (vk > vb)
-                    best = k;
-            }
-            unsigned t = pick[i];
-            pick[i] = pick[best];
-            pick[best] = t;
-        }
-        n = ROWS_DEFAULT;
-        for (int i = 1; i < n; i++)
-            for (int k = i; k > 0 && pick[k - 1] > pick[k]; k--) {
-                unsigned t = pick[k];
-                pick[k] = pick[k - 1];
-                pick[k - 1] = t;
-            }
-    }
     for (int i = 0; i < n; i++) {
         char lab[40];
         diff_row(f, size_label(lab, sizeof lab, pick[i]), a->cls[pick[i]].live_usable,
