@@ -11,7 +11,9 @@
 # Usage: bench/dbbench.sh [ROUNDS] [SECONDS]   (from the build directory)
 # Environment: DBBENCH_DB (the DB, made once: /var/tmp/mallocshim-dbbench),
 # DBBENCH_NUM (keys, 2000000), DBBENCH_CACHE (bytes, 67108864),
-# DBBENCH_THREADS (16), BACKENDS ("glibc jemalloc tcmalloc"), HEAPTRACK (1).
+# DBBENCH_THREADS (16), BACKENDS ("glibc jemalloc tcmalloc"), HEAPTRACK (1),
+# RUNS (the runs besides bare: "shim shim1", and heaptrack for glibc; also
+# "nostacks": the shim at the default sampling with stacks:0).
 set -eu
 
 rounds=${1:-5}
@@ -71,9 +73,9 @@ for b in $backends; do
     jemalloc) bare="$libdir/libjemalloc.so.2" ;;
     tcmalloc) bare="$libdir/libtcmalloc_minimal.so.4" ;;
     esac
-    labels="bare shim shim1"
-    [ "$b" = glibc ] && [ "${HEAPTRACK:-1}" = 1 ] && command -v heaptrack >/dev/null && labels="$labels heaptrack"
-    rm -f "$W/bare" "$W/shim" "$W/shim1" "$W/heaptrack"
+    labels="bare ${RUNS:-shim shim1}"
+    [ -z "${RUNS:-}" ] && [ "$b" = glibc ] && [ "${HEAPTRACK:-1}" = 1 ] && command -v heaptrack >/dev/null && labels="$labels heaptrack"
+    rm -f "$W/bare" "$W/shim" "$W/shim1" "$W/nostacks" "$W/heaptrack"
     n=$(echo $labels | wc -w)
     r=0
     while [ $r -lt "$rounds" ]; do
@@ -84,6 +86,7 @@ for b in $backends; do
             bare) one bare "$bare" "" ;;
             shim) one shim "$shim" "backend:$b,record:on,shm_dir:$W/shm" ;;
             shim1) one shim1 "$shim" "backend:$b,record:on,sample:1,shm_dir:$W/shm" ;;
+            nostacks) one nostacks "$shim" "backend:$b,record:on,stacks:0,shm_dir:$W/shm" ;;
             heaptrack) one heaptrack "" "" ;;
             esac
             k=$((k + 1))
@@ -93,6 +96,7 @@ for b in $backends; do
     for l in $labels; do
         case $l in
         bare) name="bare" ;; shim) name="shim (sample:256)" ;; shim1) name="shim (sample:1)" ;;
+        nostacks) name="shim (stacks:0)" ;;
         heaptrack) name="heaptrack" ;;
         esac
         # Ratios pair round i of this run with round i of bare.

@@ -33,6 +33,7 @@
 #include "seg.h"
 #include "segread.h"
 #include "sizeclass.h"
+#include "stack.h"
 
 /* ---- State; everything here is set by record_start and read-only after,
  * except where a Synchronization note says otherwise. ---- */
@@ -83,6 +84,10 @@ static int seg_fd = -1;
 static dev_t seg_dev;
 static ino_t seg_ino;
 static int published;   /* 0: not yet, 1: named, -1: could not be named */
+/* Whether tracked blocks get a call stack (stacks:N > 0 and the unwinder
+ * loaded); stack id 0 otherwise. */
+static int with_stacks;
+static const uint32_t no_stack = 0;
 
 /* Synchronization: atomic CAS 0 -> 1 by the thread that starts the sampler;
  * reset in a fork child, which has no sampler. */
@@ -351,7 +356,11 @@ static void filter_dec(uint64_t h)
         ;
 }
 
-static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, uint64_t t)
+/* Claims an entry for p and fills it, published by its alloc_ns. The
+ * stack is taken (stack != NULL) only once the entry is ours, so that a
+ * full table costs no unwinding. Returns 0 when there was no room. */
+static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, uint64_t t,
+                        const uint32_t *stack, uint32_t tid)
 {
     uint32_t i = (uint32_t)(h >> 32);
     for (uint32_t k = 0; k < SEG_TRACK_PROBE; k++) {
@@ -363,6 +372,8 @@ static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, ui
                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
             __atomic_store_n(&e->req, req, __ATOMIC_RELAXED);
             __atomic_store_n(&e->usable, usable, __ATOMIC_RELAXED);
+            __atomic_store_n(&e->stack, stack ? *stack : stack_capture(req), __ATOMIC_RELAXED);
+            __atomic_store_n(&e->tid, tid, __ATOMIC_RELAXED);
             __atomic_store_n(&e->alloc_ns, t, __ATOMIC_RELEASE);
             return 1;
         }
@@ -441,7 +452,7 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
     struct seg_slot *s = my_slot();
     struct seg_tracked *tk = &s->trk[c];
 
-    if (!table_insert(p, h, req, usable, t)) {
+    if (!table_insert(p, h, req, usable, t, with_stacks ? NULL : &no_stack, my_tid())) {
         __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
         if (unlikely(!__atomic_load_n(&sampler_started, __ATOMIC_RELAXED)))
             start_sampler();
@@ -489,6 +500,8 @@ static inline int untrack_found(const void *p, uint64_t h, struct seg_track *out
     out->alloc_ns = __atomic_load_n(&e->alloc_ns, __ATOMIC_ACQUIRE);
     out->req = __atomic_load_n(&e->req, __ATOMIC_RELAXED);
     out->usable = __atomic_load_n(&e->usable, __ATOMIC_RELAXED);
+    out->stack = __atomic_load_n(&e->stack, __ATOMIC_RELAXED);
+    out->tid = __atomic_load_n(&e->tid, __ATOMIC_RELAXED);
     __atomic_store_n(&e->alloc_ns, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&e->addr, 1, __ATOMIC_RELEASE);
     filter_dec(h);
@@ -508,7 +521,7 @@ static int untrack_take(const void *p, struct seg_track *out)
 static void untrack_undo(const void *p, const struct seg_track *e)
 {
     uint64_t h = addr_hash(p);
-    if (table_insert(p, h, e->req, e->usable, e->alloc_ns)) {
+    if (table_insert(p, h, e->req, e->usable, e->alloc_ns, &e->stack, e->tid)) {
         filter_inc(h);
         return;
     }
@@ -519,6 +532,7 @@ static void untrack_undo(const void *p, const struct seg_track *e)
     trk_add(s == overflow, &tk->req_free, e->req);
     trk_add(s == overflow, &tk->usable_free, e->usable);
     trk_add(s == overflow, &tk->frees, 1);
+    stack_free(e->stack, LIFEBUCKET_LAST);   /* its lifetime is lost: counted as the longest */
     __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
 }
 
@@ -529,6 +543,7 @@ static void untrack_finish(const void *p, const struct seg_track *e)
     uint64_t life = now > e->alloc_ns ? now - e->alloc_ns : 0;
     struct seg_slot *s = my_slot();
     struct seg_tracked *tk = &s->trk[sizeclass_of(e->usable)];
+    stack_free(e->stack, lifebucket_of(life));
     if (likely(s != overflow)) {
         trk_add(0, &tk->lifetime[lifebucket_of(life)], 1);
         trk_add(0, &tk->req_free, e->req);
@@ -825,6 +840,8 @@ static void sample_once(void)
         huge = proc_field_kb(text, "AnonHugePages");
     smp.rss_huge = huge;
     be->snapshot(&smp.backend);
+    if (with_stacks)
+        stack_refresh_objects();
 
     /* Ages of the tracked blocks still live. */
     struct age_ctx ctx = { age, now_mono };
@@ -1043,6 +1060,7 @@ static void map_regions(void)
 
 static void fork_prepare(void)
 {
+    stack_fork_prepare();
     pthread_mutex_lock(&sampler_mu);
     spin_lock(&fold_lock);
 }
@@ -1051,6 +1069,7 @@ static void fork_parent(void)
 {
     spin_unlock(&fold_lock);
     pthread_mutex_unlock(&sampler_mu);
+    stack_fork_done();
 }
 
 /* Replaces the mapping at seg with the first `size` bytes of fd (or, with
@@ -1110,6 +1129,7 @@ static void fork_child(void)
 
     spin_unlock(&fold_lock);
     pthread_mutex_init(&sampler_mu, NULL);
+    stack_fork_done();
     sampler_started = 0;
     rt.tid = 0;
     seg_fd = -1;
@@ -1191,6 +1211,13 @@ const char *record_path(void)
     return seg_path;
 }
 
+long record_stack_depth(const struct conf *c)
+{
+    if (!(c->set_mask & (1u << CONF_K_STACKS)) && c->sample == 1)
+        return 0;   /* unwinding every allocation: only when asked for */
+    return c->stacks;
+}
+
 int record_start(const struct conf *c, const struct backend_ops *backend,
                  const struct backend_ops **ops)
 {
@@ -1205,6 +1232,7 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     seg_default_geometry(&g);
     g.series_cap = (uint32_t)c->series;
     g.nslots = (uint32_t)c->slots;
+    g.stack_depth = (uint32_t)record_stack_depth(c);
     memset(&probe, 0, sizeof probe);
     if (seg_layout(&probe, &g) != 0)
         return EINVAL;
@@ -1253,6 +1281,11 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     seg = map;
     fill_header(c, &g);
     map_regions();
+    if (geo.stack_depth) {
+        with_stacks = stack_start(seg, &geo) == 0;
+        if (!with_stacks)
+            seg->flags |= SEG_F_NO_UNWINDER;
+    }
     sample_n = c->sample;
     tsc_start();
     log_keep = log1p(-1.0 / (double)(sample_n > 1 ? sample_n : 2));

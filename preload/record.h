@@ -19,6 +19,11 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
 /* The segment's path (named at the first tracked allocation). */
 const char *record_path(void);
 
+/* The call-stack frames kept per tracked block for config c: `stacks`,
+ * except that with sample:1 and no stacks key given it is 0 (unwinding
+ * every allocation is slow; asked for by name only). */
+long record_stack_depth(const struct conf *c);
+
 #pragma GCC visibility pop
 
 #endif

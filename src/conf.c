@@ -56,6 +56,8 @@ static const struct key keys[] = {
       "an integer 10..60000 (milliseconds between samples)" },
     { "slots", CONF_K_SLOTS, KIND_INT, 1, 65536, F(slots),
       "an integer 1..65536 (threads with counters of their own)" },
+    { "stacks", CONF_K_STACKS, KIND_INT, 0, 64, F(stacks),
+      "an integer 0..64 (call-stack frames per tracked allocation, 0 for none)" },
 };
 
 static const char *const backend_names[] = { "glibc", "jemalloc", "tcmalloc" };
@@ -99,6 +101,7 @@ void conf_defaults(struct conf *c)
     c->series = CONF_SERIES_DEFAULT;
     c->interval_ms = CONF_INTERVAL_DEFAULT;
     c->slots = CONF_SLOTS_DEFAULT;
+    c->stacks = CONF_STACKS_DEFAULT;
 }
 
 /* Parses a decimal integer, with a binary k/m/g suffix when `suffix` is set.

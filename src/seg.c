@@ -18,6 +18,9 @@ void seg_default_geometry(struct seg_geometry *g)
     g->events_cap = SEG_EVENTS_DEFAULT;
     g->track_cap = SEG_TRACK_DEFAULT;
     g->filter_bits = SEG_FILTER_BITS;
+    g->stack_depth = 0;
+    g->stacks_cap = SEG_STACKS_DEFAULT;
+    g->objs_cap = SEG_OBJS_DEFAULT;
 }
 
 int seg_layout(struct seg_header *h, const struct seg_geometry *g)
@@ -26,7 +29,11 @@ int seg_layout(struct seg_header *h, const struct seg_geometry *g)
 
     if (g->nslots < 1 || g->nslots > 65536 || g->series_cap < 1 || g->series_cap > (1u << 24) ||
         g->events_cap < 1 || g->events_cap > (1u << 24) || g->track_cap < 64 ||
-        g->track_cap > (1u << 26) || g->filter_bits < 8 || g->filter_bits > 28)
+        g->track_cap > (1u << 26) || g->filter_bits < 8 || g->filter_bits > 28 ||
+        g->stack_depth > SEG_STACK_DEPTH_MAX)
+        return EINVAL;
+    if (g->stack_depth &&
+        (g->stacks_cap < 1 || g->stacks_cap > (1u << 20) || g->objs_cap < 1 || g->objs_cap > 65536))
         return EINVAL;
     h->header_size = sizeof(struct seg_header);
     h->nclasses = SIZECLASS_COUNT;
@@ -36,6 +43,10 @@ int seg_layout(struct seg_header *h, const struct seg_geometry *g)
     h->events_cap = g->events_cap;
     h->track_cap = g->track_cap;
     h->filter_bits = g->filter_bits;
+    h->stack_depth = g->stack_depth;
+    h->stacks_cap = g->stack_depth ? g->stacks_cap : 0;
+    h->objs_cap = g->stack_depth ? g->objs_cap : 0;
+    h->stack_stride = g->stack_depth ? (uint32_t)seg_stack_stride(g->stack_depth) : 0;
     h->off_slots = off;
     off = align64(off + (uint64_t)g->nslots * sizeof(struct seg_slot));
     h->off_overflow = off;
@@ -52,6 +63,12 @@ int seg_layout(struct seg_header *h, const struct seg_geometry *g)
     off = align64(off + (uint64_t)g->track_cap * sizeof(struct seg_track));
     h->off_filter = off;
     off = align64(off + ((uint64_t)1 << g->filter_bits));
+    h->off_stacks = off;
+    if (h->stack_depth)
+        off = align64(off + sizeof(struct seg_stacks) + (uint64_t)h->stacks_cap * h->stack_stride);
+    h->off_objs = off;
+    if (h->stack_depth)
+        off = align64(off + sizeof(struct seg_objs) + (uint64_t)h->objs_cap * sizeof(struct seg_obj));
     h->total_size = (off + 4095) & ~(uint64_t)4095;
     return h->total_size < (1ull << 30) ? 0 : EINVAL;
 }
@@ -85,13 +102,19 @@ int seg_validate(const struct seg_header *h, uint64_t file_size, uint32_t *versi
     g.events_cap = h->events_cap;
     g.track_cap = h->track_cap;
     g.filter_bits = h->filter_bits;
+    g.stack_depth = h->stack_depth;
+    g.stacks_cap = h->stacks_cap;
+    g.objs_cap = h->objs_cap;
     if (seg_layout(&want, &g) != 0)
         return EINVAL;
     if (want.off_slots != h->off_slots || want.off_overflow != h->off_overflow ||
         want.off_retired != h->off_retired ||
         want.off_ages != h->off_ages || want.off_series != h->off_series ||
         want.off_events != h->off_events || want.off_track != h->off_track ||
-        want.off_filter != h->off_filter || want.total_size != h->total_size)
+        want.off_filter != h->off_filter || want.off_stacks != h->off_stacks ||
+        want.off_objs != h->off_objs || want.stacks_cap != h->stacks_cap ||
+        want.objs_cap != h->objs_cap || want.stack_stride != h->stack_stride ||
+        want.total_size != h->total_size)
         return EINVAL;
     if (!inside(0, h->total_size, file_size))
         return EINVAL;

@@ -26,6 +26,10 @@
  * - The tracked aggregates live in the slots too, under the same rules.
  * - Event-ring entries are published through their own `seq` (see struct
  *   seg_event).
+ * - Stack-table entries are claimed with a CAS on `hash` and published
+ *   through `ready` (see struct seg_stack); mapped objects through the
+ *   count in struct seg_objs. Both are immutable once published, apart from
+ *   a stack's counters, which only grow (atomic adds).
  *
  * All integers are little-endian, fixed-width, and naturally aligned. Offsets
  * are from the start of the segment. Bump SEG_VERSION, and say so in NEWS,
@@ -39,7 +43,7 @@
 #include "sizeclass.h"
 
 #define SEG_MAGIC   0x314d48534c4c414dULL   /* "MALLSHM1" */
-#define SEG_VERSION 1u
+#define SEG_VERSION 2u
 
 #define SEG_SLOTS_DEFAULT   128u
 #define SEG_SERIES_DEFAULT  3600u           /* one hour at 1 s */
@@ -47,6 +51,10 @@
 #define SEG_TRACK_DEFAULT   (1u << 17)      /* tracked-block table entries */
 #define SEG_FILTER_BITS     18u             /* 2^18 one-byte counters */
 #define SEG_TRACK_PROBE     64u             /* max linear-probe distance */
+#define SEG_STACKS_DEFAULT  4096u           /* stack table entries (stacks:N > 0) */
+#define SEG_STACK_PROBE     32u             /* max linear-probe distance */
+#define SEG_STACK_DEPTH_MAX 64u             /* frames kept per stack, at most */
+#define SEG_OBJS_DEFAULT    512u            /* mapped objects (stacks:N > 0) */
 
 /* One size class's counters. For a class c, summed over all slots, the
  * overflow slot and the retired total:
@@ -181,6 +189,79 @@ struct seg_track {
     uint64_t alloc_ns;         /* CLOCK_MONOTONIC */
     uint64_t req;
     uint64_t usable;
+    uint32_t stack;            /* the allocating call stack: index + 1 in the
+                                  stack table, 0 when none was recorded */
+    uint32_t tid;              /* the allocating thread */
+};
+
+/* The stack table (stacks:N > 0): the call stacks of tracked allocations,
+ * each stored once. A tracked block names its stack (seg_track.stack), so
+ * a reader finds each stack's live blocks, bytes and ages in the tracked
+ * table; the entry itself keeps what the table cannot: how many tracked
+ * blocks were allocated there, and the lifetimes of those freed.
+ *   live tracked blocks of stack s = allocs - frees
+ *                                  = entries of the tracked table naming s
+ *                                    (+ those dropped from it)
+ * Entry i starts at off_stacks + sizeof(struct seg_stacks) + i * stack_stride,
+ * and its `depth` return addresses (innermost first; the shim's own frames
+ * left out) follow the struct. Synchronization: claimed by a CAS of `hash`
+ * from 0; the claiming thread writes depth and frames, then stores `ready`
+ * = 1 with release; readers (and other writers comparing stacks) use an
+ * entry only once `ready` is 1 (acquire). The counters take relaxed atomic
+ * adds from any thread that tracks a block of that stack. */
+struct seg_stack {
+    uint64_t hash;             /* of the frames; 0 = empty */
+    uint32_t depth;            /* frames stored, <= stack_depth */
+    uint32_t ready;
+    uint64_t allocs;           /* tracked allocations with this stack */
+    uint64_t req_bytes;        /* their requested bytes */
+    uint64_t frees;            /* tracked frees of those */
+    uint64_t lifetime[LIFEBUCKET_COUNT];   /* those freed, by lifetime */
+    uint64_t reserved[6];
+    /* uint64_t frames[depth] follow */
+};
+
+/* Head of the stack table. Synchronization: relaxed atomic adds. */
+struct seg_stacks {
+    uint64_t used;             /* entries claimed */
+    uint64_t dropped;          /* tracked allocations whose stack found no room */
+    uint64_t failed;           /* tracked allocations whose stack could not be taken */
+    uint64_t reserved[5];
+};
+
+/* The bytes between two stack entries for frames of `depth`. */
+static inline uint64_t seg_stack_stride(uint32_t depth)
+{
+    return (sizeof(struct seg_stack) + 8u * (uint64_t)depth + 63) & ~(uint64_t)63;
+}
+
+/* One object (the program, a shared library) mapped in the process, as the
+ * dynamic loader lists it, so that a reader can name the functions of a
+ * stack even after the process is gone: address = ELF vaddr + bias, and
+ * [lo, hi) covers its loaded segments. Entries are only appended: an
+ * object unloaded later stays (stacks may point into it); one loaded at the
+ * same place afterwards comes later in the list. */
+struct seg_obj {
+    uint64_t bias;
+    uint64_t lo, hi;
+    uint32_t build_id_len;     /* 0: the object has none */
+    uint32_t flags;            /* enum seg_obj_flags */
+    uint8_t build_id[32];      /* the NT_GNU_BUILD_ID note's bytes */
+    char path[448];            /* NUL-terminated absolute path */
+};
+
+enum seg_obj_flags {
+    SEG_OBJ_MAIN = 1u << 0,        /* the program itself */
+    SEG_OBJ_TRUNCATED = 1u << 1,   /* the path did not fit */
+};
+
+/* Head of the object list. Synchronization: written by the sampler thread
+ * only; entry i is complete before `count` (release) exceeds i. */
+struct seg_objs {
+    uint64_t count;
+    uint64_t dropped;          /* objects seen that found no room */
+    uint64_t reserved[6];
+    /* struct seg_obj entries[objs_cap] follow */
 };
 
 enum seg_flags {
@@ -189,6 +270,8 @@ enum seg_flags {
     SEG_F_INHERITED = 1u << 2,     /* a fork child's: its counts start from a copy
                                       of the parent's taken while the parent ran,
                                       so they are approximate */
+    SEG_F_NO_UNWINDER = 1u << 3,   /* stacks were asked for but the unwinder
+                                      could not be loaded: every stack is 0 */
 };
 
 #define SEG_CONFIG_MAX 512
@@ -227,13 +310,20 @@ struct seg_header {
     uint64_t off_events;       /* struct seg_events + seg_event[events_cap] */
     uint64_t off_track;        /* struct seg_track[track_cap] */
     uint64_t off_filter;       /* uint8_t[1 << filter_bits] */
+    uint64_t off_stacks;       /* struct seg_stacks + stacks_cap entries of
+                                  stack_stride bytes (none when stack_depth is 0) */
+    uint64_t off_objs;         /* struct seg_objs + seg_obj[objs_cap] */
+    uint32_t stack_depth;      /* frames kept per stack (stacks:N); 0: no stacks */
+    uint32_t stacks_cap;
+    uint32_t objs_cap;
+    uint32_t stack_stride;     /* seg_stack_stride(stack_depth) */
     uint64_t tracked_dropped;  /* tracked allocations the table had no room for */
     uint64_t threads_seen;     /* threads that claimed a slot or used overflow */
     char comm[SEG_COMM_MAX];   /* the command, from /proc/self/comm */
     char backend_name[SEG_BACKEND_NAME_MAX];
     char backend_version[SEG_BACKEND_VERSION_MAX];
     char config[SEG_CONFIG_MAX];   /* the effective config, MALLOCSHIM_CONF syntax */
-    uint64_t reserved[33];
+    uint64_t reserved[29];
 };
 
 _Static_assert(sizeof(struct seg_counters) == 48, "seg_counters layout");
@@ -242,19 +332,25 @@ _Static_assert(offsetof(struct seg_slot, cls) == 64, "seg_slot header is one cac
 _Static_assert(sizeof(struct seg_tracked) == 8 * (6 + LIFEBUCKET_COUNT), "seg_tracked layout");
 _Static_assert(sizeof(struct seg_sample) == 8 * 18, "seg_sample layout");
 _Static_assert(sizeof(struct seg_event) == 48, "seg_event layout");
-_Static_assert(sizeof(struct seg_track) == 32, "seg_track layout");
+_Static_assert(sizeof(struct seg_track) == 40, "seg_track layout");
+_Static_assert(sizeof(struct seg_stack) % 64 == 0 && sizeof(struct seg_stacks) == 64, "stack table layout");
+_Static_assert(sizeof(struct seg_obj) == 512 && sizeof(struct seg_objs) == 64, "object list layout");
 _Static_assert(sizeof(struct seg_series) == 64 && sizeof(struct seg_events) == 64, "ring headers");
 _Static_assert(offsetof(struct seg_header, off_slots) == 104, "seg_header layout");
 _Static_assert(sizeof(struct seg_header) % 64 == 0, "seg_header keeps regions aligned");
 
-/* The geometry of a segment, from which seg_layout computes the offsets. */
+/* The geometry of a segment, from which seg_layout computes the offsets.
+ * stack_depth 0 means no stack table and no object list (their caps are
+ * then ignored and stored as 0). */
 struct seg_geometry {
     uint32_t nslots, series_cap, events_cap, track_cap, filter_bits;
+    uint32_t stack_depth, stacks_cap, objs_cap;
 };
 
 /* Fills the sizes and offsets of *h (and h->total_size) from g. Returns 0,
  * or EINVAL when g is out of range (each count at least 1, filter_bits
- * 8..28, total under 1 GiB). */
+ * 8..28, stack_depth 0..SEG_STACK_DEPTH_MAX and, with stacks, 1..2^20
+ * stacks and 1..65536 objects, total under 1 GiB). */
 int seg_layout(struct seg_header *h, const struct seg_geometry *g);
 
 /* The default geometry and the size it gives (documented in README). */

@@ -1,0 +1,411 @@
+/* stack: takes the call stack of each tracked allocation with libunwind,
+ * stores each distinct stack once in the segment's stack table, and keeps
+ * the list of mapped objects (path, load address, build id) that a reader
+ * needs to name the frames, even after the process is gone.
+ *
+ * libunwind is dlopen'ed with RTLD_LOCAL rather than linked: linked, its
+ * _Unwind_* and backtrace() would enter the program's global scope and could
+ * take over C++ exception handling from libgcc's, which an observer must not
+ * do. Only the tracked path (about 1 in `sample` allocations) comes here. */
+#include "config.h"
+
+#include "stack.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dispatch.h"
+#include "fmt.h"
+#include "log.h"
+
+/* Frames of the shim itself (malloc, the recording path, this file) above
+ * the caller's: unwound, then left out. */
+#define SKIP_MAX 16
+#define PATH_MAX_LEN 4096
+
+/* Set by stack_start, read-only after. */
+static int (*unwind)(void **buffer, int size);   /* unw_backtrace */
+static uint32_t depth, cap;
+static uint64_t stride;
+static struct seg_stacks *head;
+static char *entries;
+static struct seg_objs *objs_head;
+static struct seg_obj *objs;
+static uint32_t objs_cap;
+static uintptr_t self_lo, self_hi;   /* this library's loaded range */
+
+/* libunwind 1.6 opens a pipe at its first use and, to check that memory is
+ * readable, reads one byte from its read end and writes one to its write end
+ * while it unwinds some frames. If the program closes those descriptors
+ * (closefrom, a daemon's cleanup) and reuses the numbers, that would read
+ * from and write into the program's own files or sockets, and libunwind's
+ * recovery closes them. So the pipe is identified at start, and every
+ * capture first checks that both descriptors are still that pipe; once they
+ * are not, capturing stops for good. Set by stack_start; `pipe_fd[0]` < 0
+ * when libunwind opened no pipe. */
+static int pipe_fd[2] = { -1, -1 };
+static dev_t pipe_dev[2];
+static ino_t pipe_ino[2];
+/* Synchronization: atomic; set once, by the capture that finds the pipe gone. */
+static int pipe_lost;
+
+/* The fork gate. Synchronization: sequentially consistent, Dekker style: a
+ * capture raises `inflight` and then reads `gate`; fork raises `gate` and
+ * then waits for `inflight` to drain. So no thread is inside libunwind (and
+ * none of its locks is held) while the process forks. Only tracked
+ * allocations touch these. */
+static int gate, inflight;
+
+/* Set while this thread is inside the unwinder: a malloc from in there
+ * (libunwind's thread-local data) is tracked without a stack. */
+static __thread int in_unwind __attribute__((tls_model("initial-exec")));
+
+static struct seg_stack *entry(uint32_t i)
+{
+    return (struct seg_stack *)(entries + (uint64_t)i * stride);
+}
+
+static uint64_t frames_hash(const uint64_t *f, uint32_t n)
+{
+    uint64_t h = 0x84222325cbf29ce4ull ^ n;
+    for (uint32_t i = 0; i < n; i++) {
+        h = (h ^ f[i]) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+    }
+    return h ? h : 1;
+}
+
+/* The id of the stack f[0..n), stored if it is new; 0 when the table has
+ * no room for it within SEG_STACK_PROBE entries. */
+static uint32_t intern(const uint64_t *f, uint32_t n, uint64_t h)
+{
+    uint32_t i = (uint32_t)((h >> 32) % cap);
+    for (uint32_t k = 0; k < SEG_STACK_PROBE; k++, i = i + 1 == cap ? 0 : i + 1) {
+        struct seg_stack *e = entry(i);
+        uint64_t eh = __atomic_load_n(&e->hash, __ATOMIC_ACQUIRE);
+        if (eh == 0) {
+            if (__atomic_compare_exchange_n(&e->hash, &eh, h, 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE)) {
+                uint64_t *dst = (uint64_t *)(e + 1);
+                for (uint32_t j = 0; j < n; j++)
+                    __atomic_store_n(&dst[j], f[j], __ATOMIC_RELAXED);
+                __atomic_store_n(&e->depth, n, __ATOMIC_RELAXED);
+                __atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
+                __atomic_fetch_add(&head->used, 1, __ATOMIC_RELAXED);
+                return i + 1;
+            }
+            /* lost the race: eh now holds the winner's hash */
+        }
+        if (eh != h)
+            continue;
+        /* The same hash: the same stack, once its writer has published it
+         * (a few stores away; a writer preempted there costs a duplicate
+         * entry, which readers merge). */
+        for (int spin = 0; spin < 256 && !__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE); spin++)
+            __builtin_ia32_pause();
+        if (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE) || e->depth != n)
+            continue;
+        const uint64_t *g = (const uint64_t *)(e + 1);
+        uint32_t j = 0;
+        while (j < n && g[j] == f[j])
+            j++;
+        if (j == n)
+            return i + 1;
+    }
+    __atomic_fetch_add(&head->dropped, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* Whether libunwind's pipe is still open under its numbers. */
+static int pipe_intact(void)
+{
+    struct stat st;
+    if (__atomic_load_n(&pipe_lost, __ATOMIC_RELAXED))
+        return 0;
+    for (int i = 0; i < 2; i++)
+        if (fstat(pipe_fd[i], &st) != 0 || st.st_ino != pipe_ino[i] || st.st_dev != pipe_dev[i]) {
+            if (!__atomic_exchange_n(&pipe_lost, 1, __ATOMIC_RELAXED))
+                log_msg("the program closed libunwind's descriptors %d and %d; call stacks stop "
+                        "here (set stacks:0 for such programs)", pipe_fd[0], pipe_fd[1]);
+            return 0;
+        }
+    return 1;
+}
+
+/* The lowest n free descriptors. */
+static void lowest_free(int *out, int n)
+{
+    for (int fd = 0, k = 0; k < n && fd < 65536; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+            out[k++] = fd;
+}
+
+/* Runs libunwind once, so that it opens its pipe now, and finds the pipe:
+ * pipe2() takes the lowest free descriptors. Returns 0, or EBUSY when the
+ * two descriptors are something else than one pipe (another thread opened
+ * files meanwhile): then libunwind is not used. */
+static int find_pipe(void)
+{
+    int fd[2] = { -1, -1 };
+    void *tmp[4];
+    struct stat st[2];
+
+    lowest_free(fd, 2);
+    in_unwind = 1;
+    unwind(tmp, 4);
+    in_unwind = 0;
+    int open0 = fstat(fd[0], &st[0]) == 0, open1 = fstat(fd[1], &st[1]) == 0;
+    if (!open0 && !open1)
+        return 0;   /* a libunwind without the pipe */
+    if (!open0 || !open1 || !S_ISFIFO(st[0].st_mode) || !S_ISFIFO(st[1].st_mode) ||
+        !(fcntl(fd[0], F_GETFL) & O_NONBLOCK))
+        return EBUSY;
+    for (int i = 0; i < 2; i++) {
+        pipe_fd[i] = fd[i];
+        pipe_dev[i] = st[i].st_dev;
+        pipe_ino[i] = st[i].st_ino;
+    }
+    return 0;
+}
+
+uint32_t stack_capture(size_t req)
+{
+    void *buf[SEG_STACK_DEPTH_MAX + SKIP_MAX];
+    uint64_t f[SEG_STACK_DEPTH_MAX];
+    int n, k = 0;
+
+    if (unwind == NULL)
+        return 0;
+    if (in_unwind) {
+        __atomic_fetch_add(&head->failed, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    __atomic_fetch_add(&inflight, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&gate, __ATOMIC_SEQ_CST)) {
+        __atomic_fetch_sub(&inflight, 1, __ATOMIC_SEQ_CST);
+        __atomic_fetch_add(&head->failed, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    if (pipe_fd[0] >= 0 && !pipe_intact()) {
+        __atomic_fetch_sub(&inflight, 1, __ATOMIC_SEQ_CST);
+        __atomic_fetch_add(&head->failed, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    in_unwind = 1;
+    n = unwind(buf, (int)(depth + SKIP_MAX));
+    in_unwind = 0;
+    __atomic_fetch_sub(&inflight, 1, __ATOMIC_SEQ_CST);
+
+    while (k < n && (uintptr_t)buf[k] - self_lo < self_hi - self_lo)
+        k++;
+    uint32_t m = n - k > (int)depth ? depth : (uint32_t)(n > k ? n - k : 0);
+    if (m == 0) {
+        __atomic_fetch_add(&head->failed, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    for (uint32_t j = 0; j < m; j++)
+        f[j] = (uint64_t)(uintptr_t)buf[k + j];
+    uint32_t id = intern(f, m, frames_hash(f, m));
+    if (id) {
+        struct seg_stack *e = entry(id - 1);
+        __atomic_fetch_add(&e->allocs, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&e->req_bytes, req, __ATOMIC_RELAXED);
+    }
+    return id;
+}
+
+void stack_free(uint32_t id, unsigned bucket)
+{
+    if (id == 0 || id > cap || bucket >= LIFEBUCKET_COUNT)
+        return;
+    struct seg_stack *e = entry(id - 1);
+    __atomic_fetch_add(&e->frees, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&e->lifetime[bucket], 1, __ATOMIC_RELAXED);
+}
+
+void stack_fork_prepare(void)
+{
+    if (unwind == NULL)
+        return;
+    __atomic_store_n(&gate, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&inflight, __ATOMIC_SEQ_CST) != 0)
+        sched_yield();
+}
+
+void stack_fork_done(void)
+{
+    if (unwind != NULL)
+        __atomic_store_n(&gate, 0, __ATOMIC_SEQ_CST);
+}
+
+/* ---- Mapped objects ---- */
+
+/* The object's GNU build id, from its PT_NOTE segments in memory. */
+static uint32_t build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap_out)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+        size_t left = ph->p_memsz;
+        while (left >= sizeof(ElfW(Nhdr))) {
+            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+            size_t name = (nh->n_namesz + 3) & ~(size_t)3, desc = (nh->n_descsz + 3) & ~(size_t)3;
+            if (name > left || desc > left - sizeof *nh - name)
+                break;
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+                memcmp(p + sizeof *nh, "GNU", 4) == 0 && nh->n_descsz <= cap_out) {
+                memcpy(out, p + sizeof *nh + name, nh->n_descsz);
+                return nh->n_descsz;
+            }
+            p += sizeof *nh + name + desc;
+            left -= sizeof *nh + name + desc;
+        }
+    }
+    return 0;
+}
+
+/* The loaded range of an object: its PT_LOAD segments. */
+static void load_range(const struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi)
+{
+    *lo = UINT64_MAX;
+    *hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uint64_t a = info->dlpi_addr + ph->p_vaddr;
+        if (a < *lo)
+            *lo = a;
+        if (a + ph->p_memsz > *hi)
+            *hi = a + ph->p_memsz;
+    }
+}
+
+struct scan {
+    unsigned index;
+    int stop;
+};
+
+/* Synchronization: the sampler thread's (and stack_start's, before the
+ * sampler exists). */
+static unsigned long long seen_adds, seen_subs;
+
+static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct scan *sc = arg;
+    char path[PATH_MAX_LEN];
+    uint64_t lo, hi;
+    uint32_t flags = 0;
+    unsigned index = sc->index++;
+
+    if (index == 0 && size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        if (info->dlpi_adds == seen_adds && info->dlpi_subs == seen_subs)
+            return 1;   /* nothing loaded or unloaded since the last time */
+        seen_adds = info->dlpi_adds;
+        seen_subs = info->dlpi_subs;
+    }
+    if (index == 0 && (info->dlpi_name == NULL || info->dlpi_name[0] == '\0')) {
+        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+        if (n <= 0)
+            return 0;
+        path[n] = '\0';
+        flags |= SEG_OBJ_MAIN;
+    } else if (info->dlpi_name && info->dlpi_name[0] == '/') {
+        fmt_buf(path, sizeof path, "%s", info->dlpi_name);
+    } else {
+        return 0;   /* the vDSO: no file to read */
+    }
+    load_range(info, &lo, &hi);
+    if (hi <= lo)
+        return 0;
+    uint64_t n = objs_head->count;
+    for (uint64_t i = 0; i < n; i++)
+        if (objs[i].bias == info->dlpi_addr && objs[i].lo == lo && objs[i].hi == hi &&
+            strncmp(objs[i].path, path, sizeof objs[i].path - 1) == 0)
+            return 0;
+    if (n >= objs_cap) {
+        __atomic_fetch_add(&objs_head->dropped, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    struct seg_obj *o = &objs[n];
+    o->bias = info->dlpi_addr;
+    o->lo = lo;
+    o->hi = hi;
+    o->build_id_len = build_id(info, o->build_id, sizeof o->build_id);
+    if (strlen(path) >= sizeof o->path)
+        flags |= SEG_OBJ_TRUNCATED;
+    o->flags = flags;
+    fmt_buf(o->path, sizeof o->path, "%s", path);
+    __atomic_store_n(&objs_head->count, n + 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+void stack_refresh_objects(void)
+{
+    struct scan sc = { 0, 0 };
+    if (objs_head != NULL)
+        dl_iterate_phdr(add_object, &sc);
+}
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    uint64_t lo, hi, me = (uint64_t)(uintptr_t)arg;
+    load_range(info, &lo, &hi);
+    if (me - lo < hi - lo) {
+        self_lo = (uintptr_t)lo;
+        self_hi = (uintptr_t)hi;
+        return 1;
+    }
+    return 0;
+}
+
+int stack_start(struct seg_header *seg, const struct seg_header *geo)
+{
+    char *b = (char *)seg;
+    void *h;
+
+    depth = geo->stack_depth;
+    cap = geo->stacks_cap;
+    stride = geo->stack_stride;
+    head = (struct seg_stacks *)(b + geo->off_stacks);
+    entries = (char *)(head + 1);
+    objs_head = (struct seg_objs *)(b + geo->off_objs);
+    objs = (struct seg_obj *)(objs_head + 1);
+    objs_cap = geo->objs_cap;
+    stack_refresh_objects();
+    dl_iterate_phdr(find_self, (void *)(uintptr_t)&stack_start);
+    if (self_hi <= self_lo) {
+        log_msg("cannot find the shim's own code among the loaded objects; no call stacks");
+        return ENOENT;
+    }
+#ifndef HAVE_LIBUNWIND
+    (void)h;
+    log_msg("built without libunwind; no call stacks (stacks:0 turns this note off)");
+    return ENOTSUP;
+#else
+    /* Nested allocations of dlopen are served by the bootstrap buffer. */
+    h = dlopen(LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL || (*(void **)&unwind = dlsym(h, "unw_backtrace")) == NULL) {
+        const char *why = dlerror();
+        log_msg("cannot load %s (%s); no call stacks (stacks:0 turns them off quietly)",
+                LIBUNWIND_SONAME, why ? why : "no unw_backtrace");
+        unwind = NULL;
+        return ENOENT;
+    }
+    if (find_pipe() != 0) {
+        log_msg("cannot tell libunwind's descriptors from the program's; no call stacks");
+        unwind = NULL;
+        return EBUSY;
+    }
+    return 0;
+#endif
+}

@@ -1,0 +1,46 @@
+/* stack: the call stacks of tracked allocations (libunwind, loaded privately),
+ * stored once each in the segment's stack table, and the list of mapped
+ * objects that a reader needs to name their frames. */
+#ifndef MALLOCSHIM_STACK_H
+#define MALLOCSHIM_STACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "seg.h"
+
+#pragma GCC visibility push(hidden)
+
+/* Loads the unwinder and lists the objects mapped now. `seg` is the
+ * segment, `geo` the writer's private copy of its header (stack_depth > 0).
+ * Called once, by the initializing thread, before any other function here.
+ * Returns 0, or an errno value after one line on stderr; stack_capture then
+ * records no stacks (every block gets stack 0). */
+int stack_start(struct seg_header *seg, const struct seg_header *geo);
+
+/* The call stack of the allocation being tracked, as an id for
+ * seg_track.stack: 1 + its index in the stack table, or 0 when none was
+ * taken (stacks off, the unwinder re-entered or failed, a fork under way,
+ * the table full: each counted in struct seg_stacks). Counts the
+ * allocation and its `req` bytes on that stack. Never blocks; any
+ * allocation it makes (the unwinder's thread-local data) re-enters malloc,
+ * which then tracks without a stack. */
+uint32_t stack_capture(size_t req);
+
+/* Counts the free of a tracked block of stack `id` (0: nothing to do)
+ * whose life fell in lifetime bucket `bucket`. */
+void stack_free(uint32_t id, unsigned bucket);
+
+/* Appends the objects mapped since the last call to the segment's list.
+ * Called by the sampler thread only (and by stack_start). */
+void stack_refresh_objects(void);
+
+/* Around fork: prepare waits until no thread is inside the unwinder, whose
+ * locks a child could otherwise inherit held, and keeps new captures out
+ * until done (parent and child). */
+void stack_fork_prepare(void);
+void stack_fork_done(void);
+
+#pragma GCC visibility pop
+
+#endif
