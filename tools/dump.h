@@ -50,6 +50,37 @@ struct dump_sample {
     uint64_t be[6];
 };
 
+/* Call stacks (stacks:N > 0). Their figures are of tracked blocks only:
+ * times the sample rate, estimates of all (exact with sample:1). */
+struct dump_obj {
+    char path[sizeof ((struct seg_obj *)0)->path];   /* as recorded (may hold any byte) */
+    uint64_t bias, lo, hi;
+    uint32_t build_id_len, flags;                    /* enum seg_obj_flags */
+    uint8_t build_id[32];
+};
+
+/* One frame: a return address, named by dump_symbolize (or read back from
+ * JSON) when func is non-NULL. */
+struct dump_frame {
+    uint64_t addr;
+    int obj;                   /* index in dump.objs, or -1 */
+    uint64_t obj_off;          /* addr - the object's bias, when obj >= 0 */
+    char *func;                /* malloc'ed, demangled; NULL when unknown */
+    uint64_t func_off;
+    char *note;                /* malloc'ed: why there is no name; or NULL */
+};
+
+struct dump_stack {
+    uint32_t id;               /* 1 + its entry in the segment's table */
+    uint32_t depth;
+    size_t frame0;             /* its frames: dump.frames[frame0 .. frame0+depth) */
+    uint64_t allocs, req_bytes, frees;          /* tracked, since start */
+    uint64_t live_count, live_req, live_usable; /* tracked blocks live now */
+    uint64_t life[LIFEBUCKET_COUNT];            /* tracked frees, by lifetime */
+    uint64_t age_count[LIFEBUCKET_COUNT];       /* tracked live blocks, by age */
+    uint64_t age_req[LIFEBUCKET_COUNT];         /* their requested bytes */
+};
+
 struct dump {
     int json_version;                  /* of the JSON file read, else DUMP_JSON_VERSION */
     int saved;                         /* read from a JSON snapshot: state and times are as of then */
@@ -74,6 +105,17 @@ struct dump {
     uint64_t peak_rss, peak_rss_ns;
     size_t nseries;                    /* oldest first */
     struct dump_sample *series;        /* malloc'ed; NULL when nseries is 0 */
+    /* Call stacks: stack_depth 0 when the segment has none. */
+    uint32_t stack_depth;
+    int no_unwinder;                   /* asked for, but libunwind could not be loaded */
+    int symbolized;                    /* frames have been named (or came named from JSON) */
+    uint64_t stacks_used, stacks_dropped, stacks_failed, objs_dropped;
+    uint64_t nostack_live_count, nostack_live_req;   /* live tracked blocks without a stack */
+    uint64_t ages_at_ns;               /* CLOCK_MONOTONIC the stacks' ages are counted to */
+    size_t nobjs, nstacks, nframes;
+    struct dump_obj *objs;             /* malloc'ed (all three) */
+    struct dump_stack *stacks;
+    struct dump_frame *frames;
 };
 
 /* The latest time-series sample, or NULL when there is none. */
@@ -95,6 +137,24 @@ int dump_from_json(struct dump *d, const char *text, size_t len, char *why, size
 /* Writes the dump as JSON (one object, pretty-printed, with a final
  * newline). */
 void dump_write_json(FILE *f, const struct dump *d);
+
+/* Names the frames of d's stacks from the ELF symbols of the objects the
+ * process had mapped (tools/sym.c), reading files under `root` first when
+ * it is non-NULL ("/proc/PID/root" for a live process). Frames already
+ * named are kept. Returns 0, or ENOMEM. */
+int dump_symbolize(struct dump *d, const char *root);
+
+/* The total requested bytes of stack s's tracked live blocks older than
+ * bucket b's bound (age bucket > b). */
+uint64_t dump_stack_older(const struct dump_stack *s, unsigned b);
+
+/* Writes stack s of d as one JSON object (the schema's call_stacks.stacks
+ * entries), continuation lines prefixed by indent. */
+void dump_write_stack_json(FILE *f, const struct dump *d, const struct dump_stack *s,
+                           const char *indent);
+
+/* Writes d's mapped objects as a JSON array. */
+void dump_write_objects_json(FILE *f, const struct dump *d, const char *indent);
 
 /* Frees what the dump holds (not d itself) and zeroes it. */
 void dump_free(struct dump *d);

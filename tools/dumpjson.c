@@ -62,19 +62,99 @@ static void be_stats(FILE *f, int id, const uint64_t be[6])
     fputc('}', f);
 }
 
-static void hist(FILE *f, const char *name, const uint64_t *v)
+static void hist_as(FILE *f, const char *name, const char *what, const uint64_t *v)
 {
     fprintf(f, "\"%s\": [", name);
     for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++) {
         uint64_t le = lifebucket_max_ns(b);
         if (le == UINT64_MAX)
-            fprintf(f, "%s{\"le_ns\": null, \"count\": %llu}", b ? ", " : "",
+            fprintf(f, "%s{\"le_ns\": null, \"%s\": %llu}", b ? ", " : "", what,
                     (unsigned long long)v[b]);
         else
-            fprintf(f, "%s{\"le_ns\": %llu, \"count\": %llu}", b ? ", " : "",
-                    (unsigned long long)le, (unsigned long long)v[b]);
+            fprintf(f, "%s{\"le_ns\": %llu, \"%s\": %llu}", b ? ", " : "",
+                    (unsigned long long)le, what, (unsigned long long)v[b]);
     }
     fputc(']', f);
+}
+
+static void hist(FILE *f, const char *name, const uint64_t *v)
+{
+    hist_as(f, name, "count", v);
+}
+
+void dump_write_stack_json(FILE *f, const struct dump *d, const struct dump_stack *s,
+                           const char *indent)
+{
+    fprintf(f, "{\"id\": %u, \"allocs\": %llu, \"requested_bytes\": %llu, \"frees\": %llu, "
+               "\"live_count\": %llu, \"live_bytes\": %llu, \"live_usable_bytes\": %llu,\n%s ",
+            s->id, (unsigned long long)s->allocs, (unsigned long long)s->req_bytes,
+            (unsigned long long)s->frees, (unsigned long long)s->live_count,
+            (unsigned long long)s->live_req, (unsigned long long)s->live_usable, indent);
+    hist(f, "lifetime_hist", s->life);
+    fprintf(f, ",\n%s ", indent);
+    hist(f, "age_hist", s->age_count);
+    fprintf(f, ",\n%s ", indent);
+    hist_as(f, "age_bytes_hist", "bytes", s->age_req);
+    fprintf(f, ",\n%s \"frames\": [", indent);
+    for (uint32_t i = 0; i < s->depth && s->frame0 + i < d->nframes; i++) {
+        const struct dump_frame *fr = &d->frames[s->frame0 + i];
+        fprintf(f, "%s\n%s  {\"addr\": %llu, \"object\": ", i ? "," : "", indent,
+                (unsigned long long)fr->addr);
+        if (fr->obj >= 0 && (size_t)fr->obj < d->nobjs)
+            fprintf(f, "%d, \"offset\": %llu", fr->obj, (unsigned long long)fr->obj_off);
+        else
+            fputs("null, \"offset\": null", f);
+        fputs(", \"function\": ", f);
+        if (fr->func) {
+            jstr(f, fr->func);
+            fprintf(f, ", \"function_offset\": %llu", (unsigned long long)fr->func_off);
+        } else {
+            fputs("null, \"function_offset\": null", f);
+        }
+        fputs(", \"note\": ", f);
+        if (fr->note)
+            jstr(f, fr->note);
+        else
+            fputs("null", f);
+        fputc('}', f);
+    }
+    fputs("]}", f);
+}
+
+void dump_write_objects_json(FILE *f, const struct dump *d, const char *indent)
+{
+    fputc('[', f);
+    for (size_t i = 0; i < d->nobjs; i++) {
+        const struct dump_obj *o = &d->objs[i];
+        fprintf(f, "%s\n%s  {\"path\": ", i ? "," : "", indent);
+        jstr(f, o->path);
+        fprintf(f, ", \"bias\": %llu, \"lo\": %llu, \"hi\": %llu, \"build_id\": \"",
+                (unsigned long long)o->bias, (unsigned long long)o->lo, (unsigned long long)o->hi);
+        for (uint32_t k = 0; k < o->build_id_len && k < sizeof o->build_id; k++)
+            fprintf(f, "%02x", o->build_id[k]);
+        fprintf(f, "\", \"main\": %s}", (o->flags & SEG_OBJ_MAIN) ? "true" : "false");
+    }
+    fputc(']', f);
+}
+
+static void call_stacks(FILE *f, const struct dump *d)
+{
+    fprintf(f, "  \"call_stacks\": {\"depth\": %u, \"unwinder\": %s, \"symbolized\": %s, "
+               "\"stored\": %llu, \"dropped\": %llu, \"failed\": %llu, \"objects_dropped\": %llu, "
+               "\"ages_at_ns\": %llu, \"no_stack_live_count\": %llu, \"no_stack_live_bytes\": %llu,\n"
+               "    \"objects\": ",
+            d->stack_depth, d->no_unwinder ? "false" : "true", d->symbolized ? "true" : "false",
+            (unsigned long long)d->stacks_used, (unsigned long long)d->stacks_dropped,
+            (unsigned long long)d->stacks_failed, (unsigned long long)d->objs_dropped,
+            (unsigned long long)d->ages_at_ns, (unsigned long long)d->nostack_live_count,
+            (unsigned long long)d->nostack_live_req);
+    dump_write_objects_json(f, d, "    ");
+    fputs(",\n    \"stacks\": [", f);
+    for (size_t i = 0; i < d->nstacks; i++) {
+        fputs(i ? ",\n      " : "\n      ", f);
+        dump_write_stack_json(f, d, &d->stacks[i], "      ");
+    }
+    fputs(d->nstacks ? "\n    ]},\n" : "]},\n", f);
 }
 
 /* The counters that totals and each size class share. */
@@ -139,7 +219,10 @@ void dump_write_json(FILE *f, const struct dump *d)
         be_stats(f, d->backend_id, last->be);
     else
         fputs("null", f);
-    fputs(",\n  \"size_classes\": [", f);
+    fputs(",\n", f);
+    if (d->stack_depth)
+        call_stacks(f, d);
+    fputs("  \"size_classes\": [", f);
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
         const struct dump_class *k = &d->cls[c];
         uint64_t any = k->allocs | k->live_count | k->live_usable;
@@ -570,6 +653,120 @@ static void jhist(struct jread *r, const struct jv *a, uint64_t out[LIFEBUCKET_C
     }
 }
 
+static int hexval(char c);
+
+/* A string field, malloc'ed (NULL when missing or null). */
+static char *jdup(struct jread *r, const struct jv *o, const char *key)
+{
+    const struct jv *v = jget(o, key);
+    if (!v || v->type == J_NULL)
+        return NULL;
+    if (v->type != J_STR) {
+        if (!r->bad)
+            r->bad = key;
+        return NULL;
+    }
+    return strdup(v->s);
+}
+
+static void jhist_as(struct jread *r, const struct jv *a, const char *what,
+                     uint64_t out[LIFEBUCKET_COUNT])
+{
+    if (!a || a->type != J_ARR)
+        return;
+    for (size_t i = 0; i < a->n; i++) {
+        const struct jv *le = jget(&a->kid[i], "le_ns");
+        unsigned b = LIFEBUCKET_LAST;
+        if (le && le->type == J_NUM)
+            for (b = 0; b < LIFEBUCKET_LAST && lifebucket_max_ns(b) < le->u; b++)
+                ;
+        out[b] += ju(r, &a->kid[i], what);
+    }
+}
+
+/* call_stacks: objects, stacks and their (named) frames. */
+static int jstacks(struct jread *r, const struct jv *cs, struct dump *d)
+{
+    const struct jv *objs = jget(cs, "objects"), *st = jget(cs, "stacks");
+    if (!cs || cs->type != J_OBJ)
+        return 0;
+    d->stack_depth = (uint32_t)ju(r, cs, "depth");
+    if (d->stack_depth > SEG_STACK_DEPTH_MAX)
+        d->stack_depth = SEG_STACK_DEPTH_MAX;
+    d->no_unwinder = !ju(r, cs, "unwinder");
+    d->symbolized = (int)ju(r, cs, "symbolized");
+    d->stacks_used = ju(r, cs, "stored");
+    d->stacks_dropped = ju(r, cs, "dropped");
+    d->stacks_failed = ju(r, cs, "failed");
+    d->objs_dropped = ju(r, cs, "objects_dropped");
+    d->ages_at_ns = ju(r, cs, "ages_at_ns");
+    d->nostack_live_count = ju(r, cs, "no_stack_live_count");
+    d->nostack_live_req = ju(r, cs, "no_stack_live_bytes");
+    if (objs && objs->type == J_ARR && objs->n) {
+        size_t n = objs->n > 65536 ? 65536 : objs->n;
+        if (!(d->objs = calloc(n, sizeof *d->objs)))
+            return ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+            const struct jv *o = &objs->kid[i];
+            struct dump_obj *ob = &d->objs[d->nobjs++];
+            char hex[2 * sizeof ob->build_id + 1];
+            js(r, o, "path", ob->path, sizeof ob->path);
+            ob->bias = ju(r, o, "bias");
+            ob->lo = ju(r, o, "lo");
+            ob->hi = ju(r, o, "hi");
+            ob->flags = ju(r, o, "main") ? SEG_OBJ_MAIN : 0;
+            js(r, o, "build_id", hex, sizeof hex);
+            for (size_t k = 0; hex[2 * k] && hex[2 * k + 1] && k < sizeof ob->build_id; k++) {
+                int hi = hexval(hex[2 * k]), lo = hexval(hex[2 * k + 1]);
+                if (hi < 0 || lo < 0)
+                    break;
+                ob->build_id[k] = (uint8_t)(hi << 4 | lo);
+                ob->build_id_len = (uint32_t)k + 1;
+            }
+        }
+    }
+    if (!st || st->type != J_ARR || !st->n)
+        return 0;
+    size_t ns = st->n > 65536 ? 65536 : st->n, nf = 0;
+    for (size_t i = 0; i < ns; i++) {
+        const struct jv *fr = jget(&st->kid[i], "frames");
+        if (fr && fr->type == J_ARR)
+            nf += fr->n > SEG_STACK_DEPTH_MAX ? SEG_STACK_DEPTH_MAX : fr->n;
+    }
+    if (!(d->stacks = calloc(ns, sizeof *d->stacks)) ||
+        (nf && !(d->frames = calloc(nf, sizeof *d->frames))))
+        return ENOMEM;
+    for (size_t i = 0; i < ns; i++) {
+        const struct jv *o = &st->kid[i], *fr = jget(o, "frames");
+        struct dump_stack *s = &d->stacks[d->nstacks++];
+        s->id = (uint32_t)ju(r, o, "id");
+        s->allocs = ju(r, o, "allocs");
+        s->req_bytes = ju(r, o, "requested_bytes");
+        s->frees = ju(r, o, "frees");
+        s->live_count = ju(r, o, "live_count");
+        s->live_req = ju(r, o, "live_bytes");
+        s->live_usable = ju(r, o, "live_usable_bytes");
+        jhist_as(r, jget(o, "lifetime_hist"), "count", s->life);
+        jhist_as(r, jget(o, "age_hist"), "count", s->age_count);
+        jhist_as(r, jget(o, "age_bytes_hist"), "bytes", s->age_req);
+        s->frame0 = d->nframes;
+        if (!fr || fr->type != J_ARR)
+            continue;
+        for (size_t k = 0; k < fr->n && k < SEG_STACK_DEPTH_MAX && d->nframes < nf; k++) {
+            const struct jv *e = &fr->kid[k], *ob = jget(e, "object");
+            struct dump_frame *f = &d->frames[d->nframes++];
+            f->addr = ju(r, e, "addr");
+            f->obj = ob && ob->type == J_NUM && ob->isint && ob->u < d->nobjs ? (int)ob->u : -1;
+            f->obj_off = ju(r, e, "offset");
+            f->func = jdup(r, e, "function");
+            f->func_off = ju(r, e, "function_offset");
+            f->note = jdup(r, e, "note");
+            s->depth++;
+        }
+    }
+    return 0;
+}
+
 int dump_from_json(struct dump *d, const char *text, size_t len, char *why, size_t whylen)
 {
     struct jp j = { text, text + len, NULL, NULL, 0 };
@@ -659,11 +856,19 @@ int dump_from_json(struct dump *d, const char *text, size_t len, char *why, size
             d->total.age[b] += d->cls[c].age[b];
         }
 
+    if (jstacks(&r, jget(&root, "call_stacks"), d) != 0) {
+        snprintf(why, whylen, "out of memory");
+        dump_free(d);
+        jfree(&root);
+        return DX_SYS;
+    }
+
     a = jget(&root, "series");
     if (a && a->type == J_ARR && a->n) {
         size_t n = a->n > 86400 ? 86400 : a->n;
         if (!(d->series = calloc(n, sizeof *d->series))) {
             snprintf(why, whylen, "out of memory");
+            dump_free(d);
             jfree(&root);
             return DX_SYS;
         }

@@ -20,6 +20,8 @@
 
 /* The most samples a dump keeps (the newest): a day at 1 s. */
 #define DUMP_SERIES_MAX 86400u
+/* The most stacks a dump keeps. */
+#define DUMP_STACKS_MAX 65536u
 /* The largest JSON file read. */
 #define DUMP_JSON_MAX (64u << 20)
 
@@ -68,7 +70,22 @@ const struct dump_sample *dump_last(const struct dump *d)
 void dump_free(struct dump *d)
 {
     free(d->series);
+    for (size_t i = 0; i < d->nframes; i++) {
+        free(d->frames[i].func);
+        free(d->frames[i].note);
+    }
+    free(d->frames);
+    free(d->stacks);
+    free(d->objs);
     memset(d, 0, sizeof *d);
+}
+
+uint64_t dump_stack_older(const struct dump_stack *s, unsigned b)
+{
+    uint64_t v = 0;
+    for (unsigned i = b + 1; i < LIFEBUCKET_COUNT; i++)
+        v += s->age_req[i];
+    return v;
 }
 
 static uint64_t ld(const uint64_t *p)
@@ -126,6 +143,199 @@ static void read_series(struct dump *d, const char *base, const struct seg_heade
         o->vsz = s.vsz;
         memcpy(o->be, &s.backend, sizeof o->be);
     }
+}
+
+/* Calls fn on each entry of the tracked table that holds a block. Pages
+ * of a live file's table that were never written are skipped (mincore):
+ * reading a hole of a tmpfs file through a mapping would allocate it. */
+static void scan_track(const void *base, const struct seg_header *h,
+                       void (*fn)(const struct seg_track *e, void *ctx), void *ctx)
+{
+    const struct seg_track *tab = (const struct seg_track *)((const char *)base + h->off_track);
+    size_t pg = 4096, bytes = (size_t)h->track_cap * sizeof *tab;
+    size_t lead = (uintptr_t)tab & (pg - 1);
+    size_t npages = (lead + bytes + pg - 1) / pg;
+    unsigned char *res = malloc(npages);
+    int have = res && ((uintptr_t)base & (pg - 1)) == 0 &&
+               mincore((char *)tab - lead, lead + bytes, res) == 0;
+    for (uint32_t i = 0; i < h->track_cap; i++) {
+        size_t page = (lead + (size_t)i * sizeof *tab) / pg;
+        if (have && !(res[page] & 1))
+            continue;
+        if (ld(&tab[i].addr) > 1 && ld(&tab[i].alloc_ns) != 0)
+            fn(&tab[i], ctx);
+    }
+    free(res);
+}
+
+struct stack_scan {
+    struct dump *d;
+    const uint32_t *index;     /* stack id -> dump.stacks index + 1, 0 none */
+    uint32_t cap;
+    uint64_t now;
+};
+
+static void stack_add_block(const struct seg_track *e, void *arg)
+{
+    struct stack_scan *sc = arg;
+    uint32_t id = __atomic_load_n(&e->stack, __ATOMIC_RELAXED);
+    uint64_t req = ld(&e->req), usable = ld(&e->usable), t = ld(&e->alloc_ns);
+    if (id == 0 || id > sc->cap || sc->index[id] == 0) {
+        sc->d->nostack_live_count++;
+        sc->d->nostack_live_req = add_sat(sc->d->nostack_live_req, req);
+        return;
+    }
+    struct dump_stack *s = &sc->d->stacks[sc->index[id] - 1];
+    unsigned b = lifebucket_of(sc->now > t ? sc->now - t : 0);
+    s->live_count++;
+    s->live_req = add_sat(s->live_req, req);
+    s->live_usable = add_sat(s->live_usable, usable);
+    s->age_count[b]++;
+    s->age_req[b] = add_sat(s->age_req[b], req);
+}
+
+static int frames_equal(const struct dump *d, const struct dump_stack *a, const struct dump_stack *b)
+{
+    if (a->depth != b->depth)
+        return 0;
+    for (uint32_t i = 0; i < a->depth; i++)
+        if (d->frames[a->frame0 + i].addr != d->frames[b->frame0 + i].addr)
+            return 0;
+    return 1;
+}
+
+/* The stack table and object list, and each stack's live blocks from the
+ * tracked table. Entries that two threads stored twice (a rare race, see
+ * seg.h) are merged. */
+static void read_stacks(struct dump *d, const void *base, const struct seg_header *h, int state)
+{
+    const char *b = base;
+    const struct seg_stacks *sh = (const struct seg_stacks *)(b + h->off_stacks);
+    const struct seg_objs *oh = (const struct seg_objs *)(b + h->off_objs);
+    const struct seg_obj *ov = (const struct seg_obj *)(oh + 1);
+    uint32_t *index = NULL;
+    uint64_t n;
+
+    d->stack_depth = h->stack_depth;
+    if (h->stack_depth == 0)
+        return;
+    d->stacks_used = ld(&sh->used);
+    d->stacks_dropped = ld(&sh->dropped);
+    d->stacks_failed = ld(&sh->failed);
+    d->objs_dropped = ld(&oh->dropped);
+
+    n = ld(&oh->count);
+    if (n > h->objs_cap)
+        n = h->objs_cap;
+    if (n && (d->objs = calloc(n, sizeof *d->objs)) != NULL) {
+        for (uint64_t i = 0; i < n; i++) {
+            struct dump_obj *o = &d->objs[d->nobjs];
+            memcpy(o->path, ov[i].path, sizeof o->path);
+            o->path[sizeof o->path - 1] = '\0';
+            o->bias = ov[i].bias;
+            o->lo = ov[i].lo;
+            o->hi = ov[i].hi;
+            o->flags = ov[i].flags;
+            o->build_id_len = ov[i].build_id_len <= sizeof o->build_id ? ov[i].build_id_len : 0;
+            memcpy(o->build_id, ov[i].build_id, o->build_id_len);
+            if (o->hi > o->lo && o->path[0])
+                d->nobjs++;
+        }
+    }
+
+    /* Two passes over the table: count, then copy. */
+    size_t ns = 0, nf = 0;
+    for (uint32_t i = 0; i < h->stacks_cap; i++) {
+        const struct seg_stack *e = (const struct seg_stack *)(b + h->off_stacks + sizeof *sh +
+                                                               (uint64_t)i * h->stack_stride);
+        if (__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE) != 1)
+            continue;
+        uint32_t dep = __atomic_load_n(&e->depth, __ATOMIC_RELAXED);
+        if (dep == 0 || dep > h->stack_depth)
+            continue;
+        ns++;
+        nf += dep;
+    }
+    if (ns > DUMP_STACKS_MAX)
+        ns = DUMP_STACKS_MAX;
+    if (nf > (size_t)ns * h->stack_depth)
+        nf = (size_t)ns * h->stack_depth;
+    size_t seen_mask = 1;
+    while (seen_mask < 2 * ns)
+        seen_mask <<= 1;
+    struct { uint64_t hash; uint32_t idx; } *seen = calloc(seen_mask, sizeof *seen);
+    seen_mask--;
+    index = calloc((size_t)h->stacks_cap + 1, sizeof *index);
+    if (!index || !seen || !ns || !(d->stacks = calloc(ns, sizeof *d->stacks)) ||
+        !(d->frames = calloc(nf, sizeof *d->frames))) {
+        free(index);
+        free(seen);
+        return;
+    }
+    for (uint32_t i = 0; i < h->stacks_cap && d->nstacks < ns; i++) {
+        const struct seg_stack *e = (const struct seg_stack *)(b + h->off_stacks + sizeof *sh +
+                                                               (uint64_t)i * h->stack_stride);
+        if (__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE) != 1)
+            continue;
+        uint32_t dep = __atomic_load_n(&e->depth, __ATOMIC_RELAXED);
+        if (dep == 0 || dep > h->stack_depth || d->nframes + dep > nf)
+            continue;
+        const uint64_t *fr = (const uint64_t *)(e + 1);
+        struct dump_stack *s = &d->stacks[d->nstacks];
+        memset(s, 0, sizeof *s);
+        s->id = i + 1;
+        s->depth = dep;
+        s->frame0 = d->nframes;
+        for (uint32_t j = 0; j < dep; j++) {
+            struct dump_frame *f = &d->frames[d->nframes + j];
+            f->addr = ld(&fr[j]);
+            f->obj = -1;
+        }
+        s->allocs = ld(&e->allocs);
+        s->req_bytes = ld(&e->req_bytes);
+        s->frees = ld(&e->frees);
+        for (unsigned k = 0; k < LIFEBUCKET_COUNT; k++)
+            s->life[k] = ld(&e->lifetime[k]);
+        /* A duplicate of an earlier entry (same hash, same frames) folds
+         * into it; `seen` maps hashes to stacks, open addressing. */
+        uint64_t hash = ld(&e->hash);
+        size_t same = d->nstacks, slot = (size_t)(hash * 0x9E3779B97F4A7C15ull >> 32) & seen_mask;
+        for (; seen[slot].idx; slot = (slot + 1) & seen_mask)
+            if (seen[slot].hash == hash && frames_equal(d, &d->stacks[seen[slot].idx - 1], s)) {
+                same = seen[slot].idx - 1;
+                break;
+            }
+        if (same == d->nstacks) {
+            seen[slot].hash = hash;
+            seen[slot].idx = (uint32_t)d->nstacks + 1;
+        }
+        if (same != d->nstacks) {
+            struct dump_stack *t = &d->stacks[same];
+            t->allocs = add_sat(t->allocs, s->allocs);
+            t->req_bytes = add_sat(t->req_bytes, s->req_bytes);
+            t->frees = add_sat(t->frees, s->frees);
+            for (unsigned k = 0; k < LIFEBUCKET_COUNT; k++)
+                t->life[k] = add_sat(t->life[k], s->life[k]);
+            index[i + 1] = (uint32_t)same + 1;
+            continue;
+        }
+        index[i + 1] = (uint32_t)d->nstacks + 1;
+        d->nframes += dep;
+        d->nstacks++;
+    }
+
+    /* Ages up to now for a live process; for one that is gone, up to its
+     * sampler's last pass (the table's clock is CLOCK_MONOTONIC). */
+    struct stack_scan sc = { d, index, h->stacks_cap, 0 };
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    sc.now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    if (state != DS_ALIVE && d->heartbeat_ns > d->start_ns)
+        sc.now = h->start_mono_ns + (d->heartbeat_ns - d->start_ns);
+    d->ages_at_ns = sc.now;
+    scan_track(base, h, stack_add_block, &sc);
+    free(index);
+    free(seen);
 }
 
 int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, char *why,
@@ -227,6 +437,8 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
         }
     }
     read_series(d, base, &h);
+    d->no_unwinder = !!(flags & SEG_F_NO_UNWINDER);
+    read_stacks(d, base, &h, state);
     return DX_OK;
 }
 

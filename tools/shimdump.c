@@ -38,7 +38,10 @@ static struct {
     int all;
     int color;        /* -1 auto */
     int ascii;
-} opt = { M_VIEW, "", 2.0, 20, 1, 0, -1, 0 };
+    int stacks;       /* --stacks */
+    int top, frames;
+    uint64_t min_age_ns;
+} opt = { M_VIEW, "", 2.0, 20, 1, 0, -1, 0, 0, 5, 6, 1000000000ull };
 
 static volatile sig_atomic_t stop;
 
@@ -258,9 +261,21 @@ static int target_read_why(struct target *t, struct dump *d, char *why, size_t w
 {
     int state = DS_UNKNOWN;
     struct seg_header h;
+    int rc;
     if (t->canonical && dump_map_header(&t->map, &h, NULL) == 0)
         state = proc_state(h.pid, h.start_ns);
-    return dump_map_read(&t->map, d, state, why, whylen);
+    rc = dump_map_read(&t->map, d, state, why, whylen);
+    if (rc == DX_OK && d->nstacks && !d->symbolized) {
+        /* A live process's files, as it sees them (another mount namespace). */
+        char root[64];
+        snprintf(root, sizeof root, "/proc/%u/root", d->pid);
+        if (dump_symbolize(d, state == DS_ALIVE ? root : NULL) != 0) {
+            dump_free(d);
+            snprintf(why, whylen, "out of memory naming the call stacks");
+            return DX_SYS;
+        }
+    }
+    return rc;
 }
 
 /* As target_read_why, printing the error. */
@@ -274,6 +289,16 @@ static int target_read(struct target *t, struct dump *d)
 }
 
 /* ---- Output settings ---- */
+
+/* The age bucket whose bound is the first at or above --min-age: blocks
+ * in later buckets are "long-lived". */
+static unsigned long_bucket(void)
+{
+    unsigned b = 0;
+    while (b < LIFEBUCKET_LAST - 1 && lifebucket_max_ns(b) < opt.min_age_ns)
+        b++;
+    return b;
+}
 
 static void view_setup(struct view_opts *vo)
 {
@@ -293,9 +318,47 @@ static void view_setup(struct view_opts *vo)
     if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
         vo->width = ws.ws_col;
     vo->all = opt.all;
+    vo->top = opt.top;
+    vo->frames = opt.frames;
+    vo->long_bucket = long_bucket();
 }
 
 /* ---- Modes ---- */
+
+/* --stacks --json: the three rankings, each stack with its estimates. */
+static void stacks_json(FILE *f, const struct dump *d, const struct view_opts *vo)
+{
+    static const char *const names[VR_COUNT] = { "by_live_bytes", "by_long_lived_bytes",
+                                                 "by_alloc_rate" };
+    uint64_t scale = d->sample ? d->sample : 1;
+    uint64_t end = d->state == DS_ALIVE ? d->snap_ns : d->heartbeat_ns ? d->heartbeat_ns : d->snap_ns;
+    double up = end > d->start_ns ? (double)(end - d->start_ns) / 1e9 : 0;
+    size_t idx[64];
+
+    fprintf(f, "{\n  \"format_version\": %d,\n  \"tool\": \"shimdump %s\",\n  \"pid\": %u,\n"
+               "  \"sample\": %u,\n  \"stack_depth\": %u,\n  \"stacks\": %zu,\n"
+               "  \"long_lived_ns\": %llu,\n  \"uptime_s\": %.3f,\n  \"objects\": ",
+            DUMP_JSON_VERSION, PACKAGE_VERSION, d->pid, d->sample, d->stack_depth, d->nstacks,
+            (unsigned long long)lifebucket_max_ns(vo->long_bucket), up);
+    dump_write_objects_json(f, d, "  ");
+    for (int r = 0; r < VR_COUNT; r++) {
+        size_t n = view_rank_stacks(d, (enum view_rank)r, vo->long_bucket, idx,
+                                    vo->top > 64 ? 64 : (size_t)vo->top);
+        fprintf(f, ",\n  \"%s\": [", names[r]);
+        for (size_t i = 0; i < n; i++) {
+            const struct dump_stack *s = &d->stacks[idx[i]];
+            fprintf(f, "%s\n    {\"rank\": %zu, \"est_live_bytes\": %llu, "
+                       "\"est_long_lived_bytes\": %llu, \"est_allocs_per_s\": %.1f,\n     \"stack\": ",
+                    i ? "," : "", i + 1, (unsigned long long)(s->live_req * scale),
+                    (unsigned long long)(dump_stack_older(s, vo->long_bucket) * scale),
+                    up > 0 ? (double)s->allocs * (double)scale / up : 0.0);
+            dump_write_stack_json(f, d, s, "      ");
+            fputc('}', f);
+        }
+        fputs(n ? "\n  ]" : "]", f);
+    }
+    fputs("\n}\n", f);
+}
 
 static int do_view(const char *arg)
 {
@@ -310,8 +373,12 @@ static int do_view(const char *arg)
     if (rc)
         return rc;
     view_setup(&vo);
-    if (opt.mode == M_JSON)
+    if (opt.mode == M_JSON && opt.stacks)
+        stacks_json(stdout, &d, &vo);
+    else if (opt.mode == M_JSON)
         dump_write_json(stdout, &d);
+    else if (opt.stacks)
+        view_stacks(stdout, &d, &vo);
     else
         view_main(stdout, &d, &vo);
     dump_free(&d);
@@ -801,6 +868,29 @@ out:
 
 /* ---- main ---- */
 
+/* "1.5s", "500ms", "250us", "5m", "2h", or plain seconds. */
+static int parse_age(const char *s, uint64_t *ns)
+{
+    char *end;
+    double v = strtod(s, &end), mult = 1e9;
+    if (end == s || !(v >= 0) || v > 1e7)
+        return EINVAL;
+    if (!strcmp(end, "us"))
+        mult = 1e3;
+    else if (!strcmp(end, "ms"))
+        mult = 1e6;
+    else if (!strcmp(end, "s") || !*end)
+        mult = 1e9;
+    else if (!strcmp(end, "m"))
+        mult = 60e9;
+    else if (!strcmp(end, "h"))
+        mult = 3600e9;
+    else
+        return EINVAL;
+    *ns = (uint64_t)(v * mult);
+    return 0;
+}
+
 static void usage(FILE *f)
 {
     fputs("usage: shimdump [OPTIONS] [PID | FILE]\n"
@@ -818,6 +908,12 @@ static void usage(FILE *f)
           "  -p, --prometheus [PID...]   the Prometheus text format; every segment if none\n"
           "  -d, --diff A B              two pids or files side by side\n"
           "      --clean                 remove your segments of processes that are gone\n"
+          "  -s, --stacks                the call sites: top stacks by live bytes, by\n"
+          "                              long-lived bytes and by allocation rate (with -j:\n"
+          "                              as JSON)\n"
+          "      --top=N                 stacks per ranking (5)\n"
+          "      --frames=N              frames shown per stack (6)\n"
+          "      --min-age=AGE           long-lived: older than AGE (1s; us, ms, s, m, h)\n"
           "  -a, --all                   every size class, not the busiest\n"
           "      --dir DIR               where segments are (shm_dir of the shim's config,\n"
           "                              else /dev/shm)\n"
@@ -832,7 +928,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    enum { O_NOFOLLOW_EV = 256, O_CLEAN, O_DIR, O_ASCII, O_COLOR, O_NOCOLOR };
+    enum { O_NOFOLLOW_EV = 256, O_CLEAN, O_DIR, O_ASCII, O_COLOR, O_NOCOLOR, O_TOP, O_FRAMES,
+           O_MINAGE };
     static const struct option longopts[] = {
         { "list", no_argument, NULL, 'l' },
         { "watch", optional_argument, NULL, 'w' },
@@ -843,6 +940,10 @@ int main(int argc, char **argv)
         { "diff", no_argument, NULL, 'd' },
         { "clean", no_argument, NULL, O_CLEAN },
         { "all", no_argument, NULL, 'a' },
+        { "stacks", no_argument, NULL, 's' },
+        { "top", required_argument, NULL, O_TOP },
+        { "frames", required_argument, NULL, O_FRAMES },
+        { "min-age", required_argument, NULL, O_MINAGE },
         { "dir", required_argument, NULL, O_DIR },
         { "ascii", no_argument, NULL, O_ASCII },
         { "color", optional_argument, NULL, O_COLOR },
@@ -855,7 +956,7 @@ int main(int argc, char **argv)
     char *end;
 
     opterr = 0;   /* our own one-line message */
-    while ((c = getopt_long(argc, argv, "lw::e::jpdahV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "lw::e::jpdashV", longopts, NULL)) != -1) {
         switch (c) {
         case 'l': opt.mode = M_LIST; modes++; break;
         case 'w':
@@ -882,6 +983,21 @@ int main(int argc, char **argv)
         case 'd': opt.mode = M_DIFF; modes++; break;
         case O_CLEAN: opt.mode = M_CLEAN; modes++; break;
         case 'a': opt.all = 1; break;
+        case 's': opt.stacks = 1; break;
+        case O_TOP:
+        case O_FRAMES: {
+            long v = strtol(optarg, &end, 10);
+            if (*end || end == optarg || v < 1 || v > 64)
+                return err(DX_USAGE, "--%s=%s: give a count from 1 to 64",
+                           c == O_TOP ? "top" : "frames", optarg);
+            *(c == O_TOP ? &opt.top : &opt.frames) = (int)v;
+            break;
+        }
+        case O_MINAGE:
+            if (parse_age(optarg, &opt.min_age_ns) != 0)
+                return err(DX_USAGE, "--min-age=%s: give a duration such as 500ms, 10s or 5m",
+                           optarg);
+            break;
         case O_DIR:
             if (strlen(optarg) >= sizeof opt.dir)
                 return err(DX_USAGE, "--dir: the path is too long");

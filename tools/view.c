@@ -480,6 +480,234 @@ static void heat_map(FILE *f, const struct dump *d, const struct view_opts *o, i
             shade(o, 100, 100), on(o, OFF));
 }
 
+/* ---- Call sites ---- */
+
+static void heading(FILE *f, const struct dump *d, const struct view_opts *o);
+
+static uint64_t rank_key(const struct dump *d, const struct dump_stack *s, enum view_rank r,
+                         unsigned long_bucket)
+{
+    (void)d;
+    switch (r) {
+    case VR_LIVE: return s->live_req;
+    case VR_LONG: return dump_stack_older(s, long_bucket);
+    default: return s->allocs;
+    }
+}
+
+size_t view_rank_stacks(const struct dump *d, enum view_rank rank, unsigned long_bucket,
+                        size_t *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < d->nstacks; i++) {
+        uint64_t k = rank_key(d, &d->stacks[i], rank, long_bucket);
+        if (k == 0)
+            continue;
+        /* insertion into the top `max`, best first; ties keep table order */
+        size_t at = n < max ? n : max;
+        while (at > 0 && rank_key(d, &d->stacks[out[at - 1]], rank, long_bucket) < k)
+            at--;
+        if (at >= max)
+            continue;
+        size_t last = n < max ? n : max - 1;
+        memmove(out + at + 1, out + at, (last - at) * sizeof *out);
+        out[at] = i;
+        if (n < max)
+            n++;
+    }
+    return n;
+}
+
+/* The bucket below which half of the counts in v[] lie, or -1 when empty. */
+static int median_bucket(const uint64_t *v)
+{
+    uint64_t sum = 0, acc = 0;
+    for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++)
+        sum += v[b];
+    if (!sum)
+        return -1;
+    for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++)
+        if ((acc += v[b]) * 2 >= sum)
+            return (int)b;
+    return LIFEBUCKET_LAST;
+}
+
+/* "<=4.2s"-style label of a bucket's bound. */
+static char *bucket_str(char *dst, size_t cap, int b)
+{
+    if (b < 0)
+        return snprintf(dst, cap, "-"), dst;
+    if (b == LIFEBUCKET_LAST) {
+        char t[16];
+        snprintf(dst, cap, ">%s", bucket_str(t, sizeof t, LIFEBUCKET_LAST - 1) + 2);
+        return dst;
+    }
+    double ns = (double)lifebucket_max_ns((unsigned)b);
+    if (ns < 1e6)
+        snprintf(dst, cap, "<=%.0fus", ns / 1e3);
+    else if (ns < 1e9)
+        snprintf(dst, cap, "<=%.3gms", ns / 1e6);
+    else if (ns < 60e9)
+        snprintf(dst, cap, "<=%.2gs", ns / 1e9);
+    else if (ns < 3600e9)
+        snprintf(dst, cap, "<=%.2gm", ns / 60e9);
+    else if (ns < 86400e9)
+        snprintf(dst, cap, "<=%.2gh", ns / 3600e9);
+    else
+        snprintf(dst, cap, "<=%.2gd", ns / 86400e9);
+    return dst;
+}
+
+/* The base name of an object's path. */
+static const char *obj_name(const struct dump *d, int obj)
+{
+    if (obj < 0 || (size_t)obj >= d->nobjs)
+        return NULL;
+    const char *p = d->objs[obj].path, *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+/* One frame, on one line cut to the width: "function+0x1a  object". */
+static void frame_line(FILE *f, const struct dump *d, const struct dump_frame *fr,
+                       const struct view_opts *o, const char *lead)
+{
+    char text[1200], name[1100], obj[96];
+    const char *on_ = obj_name(d, fr->obj);
+    int width = (o->width > 40 ? o->width : 100) - (int)strlen(lead) - 2;
+
+    if (on_)
+        dump_clean_text(obj, sizeof obj, on_, strlen(on_));
+    if (fr->func) {
+        dump_clean_text(name, sizeof name, fr->func, strlen(fr->func));
+        snprintf(text, sizeof text, "%s+0x%llx", name, (unsigned long long)fr->func_off);
+    } else if (on_) {
+        snprintf(text, sizeof text, "%s+0x%llx%s%s%s", obj, (unsigned long long)fr->obj_off,
+                 fr->note ? " (" : "", fr->note ? fr->note : "", fr->note ? ")" : "");
+    } else {
+        snprintf(text, sizeof text, "0x%llx", (unsigned long long)fr->addr);
+    }
+    int olen = fr->func && on_ ? (int)strlen(obj) + 2 : 0;
+    int room = width - olen;
+    if (room < 20)
+        room = 20;
+    if ((int)strlen(text) > room) {
+        text[room - 3] = '\0';
+        strcat(text, "...");
+    }
+    fprintf(f, "%s%s", lead, text);
+    if (olen)
+        fprintf(f, "%*s%s%s%s", room - (int)strlen(text) + 2, "", on(o, DIM), obj, on(o, OFF));
+    fputc('\n', f);
+}
+
+static void stack_frames(FILE *f, const struct dump *d, const struct dump_stack *s,
+                         const struct view_opts *o, int nframes)
+{
+    for (uint32_t i = 0; i < s->depth && (int)i < nframes && s->frame0 + i < d->nframes; i++)
+        frame_line(f, d, &d->frames[s->frame0 + i], o, i == 0 ? "      " : "      < ");
+    if ((int)s->depth > nframes)
+        fprintf(f, "      %s< ... %u more frames%s\n", on(o, DIM), s->depth - (uint32_t)nframes,
+                on(o, OFF));
+}
+
+/* Seconds the process has run, as of the dump. */
+static double uptime_s(const struct dump *d)
+{
+    uint64_t end = d->state == DS_ALIVE ? d->snap_ns : d->heartbeat_ns ? d->heartbeat_ns : d->snap_ns;
+    return end > d->start_ns ? (double)(end - d->start_ns) / 1e9 : 0;
+}
+
+static void stack_ranking(FILE *f, const struct dump *d, const struct view_opts *o,
+                          enum view_rank r, int top, int nframes)
+{
+    size_t idx[64];
+    size_t n = view_rank_stacks(d, r, o->long_bucket, idx, top > 64 ? 64 : (size_t)top);
+    uint64_t scale = d->sample ? d->sample : 1;
+    double up = uptime_s(d);
+    char a[24], b[24], c[24], e[24];
+
+    if (n == 0) {
+        fprintf(f, "  %s(none)%s\n", on(o, DIM), on(o, OFF));
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct dump_stack *s = &d->stacks[idx[i]];
+        if (r == VR_RATE) {
+            double per = up > 0 ? (double)s->allocs * (double)scale / up : 0;
+            char g[24];
+            fprintf(f, "  %s%2zu%s  %9s allocs/s  %10s/s  avg %-9s  lifetime median %-8s  live %s\n",
+                    on(o, BOLD), i + 1, on(o, OFF), count_str(a, sizeof a, (uint64_t)per),
+                    view_bytes(b, sizeof b, up > 0 ? (uint64_t)((double)s->req_bytes * (double)scale / up) : 0),
+                    view_bytes(c, sizeof c, s->allocs ? s->req_bytes / s->allocs : 0),
+                    bucket_str(e, sizeof e, median_bucket(s->life)),
+                    count_str(g, sizeof g, s->live_count * scale));
+        } else {
+            uint64_t v = r == VR_LIVE ? s->live_req : dump_stack_older(s, o->long_bucket);
+            char g[24];
+            fprintf(f, "  %s%2zu%s  %10s live  %8s blocks  avg %-9s  age median %-8s  %s allocs\n",
+                    on(o, BOLD), i + 1, on(o, OFF), view_bytes(a, sizeof a, v * scale),
+                    count_str(b, sizeof b, s->live_count * scale),
+                    view_bytes(c, sizeof c, s->live_count ? s->live_req / s->live_count : 0),
+                    bucket_str(e, sizeof e, median_bucket(s->age_count)),
+                    count_str(g, sizeof g, s->allocs * scale));
+        }
+        stack_frames(f, d, s, o, nframes);
+    }
+}
+
+/* The note under a CALL SITES title: sampling, table state. */
+static void stacks_notes(FILE *f, const struct dump *d, const struct view_opts *o)
+{
+    char a[24], b[24];
+    if (d->no_unwinder)
+        fprintf(f, "  %slibunwind could not be loaded in the process: no stacks were recorded%s\n",
+                on(o, YELLOW), on(o, OFF));
+    if (d->stacks_dropped)
+        fprintf(f, "  %snote: the stack table was full for %s tracked allocations (not shown)%s\n",
+                on(o, YELLOW), count_str(a, sizeof a, d->stacks_dropped), on(o, OFF));
+    if (d->nostack_live_count)
+        fprintf(f, "  %s%s live tracked blocks (%s) have no stack: allocated inside the unwinder "
+                   "or while it was busy%s\n", on(o, DIM),
+                count_str(a, sizeof a, d->nostack_live_count),
+                view_bytes(b, sizeof b, d->nostack_live_req), on(o, OFF));
+}
+
+void view_stacks(FILE *f, const struct dump *d, const struct view_opts *o)
+{
+    char note[200], a[24];
+    int top = o->top > 0 ? o->top : 5, nframes = o->frames > 0 ? o->frames : 6;
+
+    heading(f, d, o);
+    if (d->stack_depth == 0) {
+        fprintf(f, "\n  no call stacks in this segment (stacks:0%s)\n",
+                d->sample == 1 ? ", the default with sample:1" : "");
+        return;
+    }
+    snprintf(note, sizeof note, "%zu stacks of up to %u frames; figures %s", d->nstacks,
+             d->stack_depth, d->sample > 1 ? "scaled from the tracked blocks" : "exact (sample:1)");
+    title(f, o, "CALL SITES BY LIVE BYTES", note);
+    stacks_notes(f, d, o);
+    stack_ranking(f, d, o, VR_LIVE, top, nframes);
+    snprintf(note, sizeof note, "live bytes of blocks older than %s",
+             bucket_str(a, sizeof a, (int)o->long_bucket) + 2);
+    title(f, o, "LONG-LIVED CALL SITES", note);
+    stack_ranking(f, d, o, VR_LONG, top, nframes);
+    title(f, o, "CALL SITES BY ALLOCATION RATE", "allocations per second since start");
+    stack_ranking(f, d, o, VR_RATE, top, nframes);
+}
+
+/* The main view's short form: the top long-lived sites, two frames each. */
+static void long_sites(FILE *f, const struct dump *d, const struct view_opts *o)
+{
+    char note[160], a[24];
+    if (d->stack_depth == 0 || d->nstacks == 0)
+        return;
+    snprintf(note, sizeof note, "live bytes older than %s; shimdump --stacks for more",
+             bucket_str(a, sizeof a, (int)o->long_bucket) + 2);
+    title(f, o, "LONG-LIVED CALL SITES", note);
+    stack_ranking(f, d, o, VR_LONG, 3, 2);
+}
+
 /* ---- The whole view ---- */
 
 static const char *state_word(int s)
@@ -565,6 +793,7 @@ void view_main(FILE *f, const struct dump *d, const struct view_opts *o)
     size_classes(f, d, o);
     heat_map(f, d, o, 0);
     heat_map(f, d, o, 1);
+    long_sites(f, d, o);
 }
 
 /* ---- Diff ---- */

@@ -13,10 +13,27 @@ struct view_opts {
     int width;                 /* columns; the views are laid out for 100 */
     int all;                   /* every size class, not the busiest */
     const struct dump *prev;   /* --watch: the previous refresh, for rates */
+    int top;                   /* stacks per ranking (--top) */
+    int frames;                /* frames shown per stack (--frames) */
+    unsigned long_bucket;      /* "long-lived": age bucket above this (--min-age) */
 };
 
-/* The default view: waterfall, over-time chart, size classes, and the two
- * heat maps (size class x lifetime, size class x age). */
+/* The rankings of call sites that view_stacks and --stacks --json show. */
+enum view_rank { VR_LIVE, VR_LONG, VR_RATE, VR_COUNT };
+
+/* Fills out[0..max) with the indexes (in d->stacks) of the top stacks by
+ * `rank`, best first, leaving out stacks with nothing to rank by. Returns
+ * how many. */
+size_t view_rank_stacks(const struct dump *d, enum view_rank rank, unsigned long_bucket,
+                        size_t *out, size_t max);
+
+/* The call sites: top stacks by live bytes, by live bytes older than the
+ * long-lived bound, and by allocation rate, each with its frames. */
+void view_stacks(FILE *f, const struct dump *d, const struct view_opts *o);
+
+/* The default view: waterfall, over-time chart, size classes, the two
+ * heat maps (size class x lifetime, size class x age), and the top
+ * long-lived call sites when the segment has stacks. */
 void view_main(FILE *f, const struct dump *d, const struct view_opts *o);
 
 /* Two dumps side by side, with B/A ratios. */

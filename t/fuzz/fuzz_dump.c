@@ -54,6 +54,10 @@ static void render(struct dump *d, int round_trip)
     view_diff(sink(), d, d, &o);
     view_list_row(sink(), d, &o);
     view_prometheus(sink(), &one, 1);
+    o.top = 64;
+    o.frames = 64;
+    o.long_bucket = 3;
+    view_stacks(sink(), d, &o);
     /* JSON out, and back in: what shimdump writes it must read. */
     if (!round_trip) {
         dump_write_json(sink(), d);
@@ -110,6 +114,10 @@ static void structured(const uint8_t *p, size_t n)
     g.events_cap = 1 + p[2] % 8;
     g.track_cap = 64;
     g.filter_bits = 8;
+    /* stacks in half the inputs: 1..4 frames, 8 entries, 2 objects */
+    g.stack_depth = p[0] & 0x80 ? 1 + p[1] % 4 : 0;
+    g.stacks_cap = 8;
+    g.objs_cap = 2;
     if (seg_layout(&h, &g) != 0)
         return;
     h.magic = SEG_MAGIC;

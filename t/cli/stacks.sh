@@ -1,0 +1,219 @@
+#!/bin/sh
+# stacks.sh: call sites. A program with known call sites (t/integration/sites)
+# under each backend: shimdump --stacks names its functions, with their exact
+# sizes and counts (sample:1), in age order, in text and JSON; a saved JSON
+# keeps the names; a stripped copy, a dead process and a replaced binary
+# give graceful output; stacks:0 has none; a program that closes libunwind's
+# descriptors keeps running; and under db_bench the top long-lived site is in
+# RocksDB's block-reading code.
+. "$TOP_SRCDIR/t/lib.sh"
+
+SD="$TOP_BUILDDIR/tools/shimdump"
+export NO_COLOR=1
+
+wait_for() {
+    i=0
+    while [ ! -e "$1" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    [ -e "$1" ]
+}
+
+# start_sites DIR BINARY [CONF]: runs BINARY DIR under the shim; sets $pid.
+start_sites() {
+    mkdir -p "$1"
+    MALLOCSHIM_CONF="${3:-sample:1,stacks:16},shm_dir:$TMP/shm" LD_PRELOAD="$SHIM" \
+        "$2" "$1" >"$1/out" 2>"$1/err" &
+    spid=$!
+    wait_for "$1/ready" && pid=$(cat "$1/ready") && [ "$pid" = "$spid" ]
+}
+
+stop_sites() {
+    touch "$1/stop"
+    wait "$spid"
+}
+
+cat >"$TMP/sites.py" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+def top(s):
+    f = s["stack"]["frames"]
+    return f[0]["function"] if f else None
+def site(name, lists=("by_live_bytes", "by_long_lived_bytes", "by_alloc_rate")):
+    for l in lists:
+        for s in d[l]:
+            if (top(s) or "").startswith(name):
+                return s
+    sys.exit("no site %s in %s" % (name, [[top(s) for s in d[l]] for l in lists]))
+def buckets(h):
+    return [i for i, b in enumerate(h) if b["count"]]
+assert d["sample"] == 1 and d["stack_depth"] == 16, (d["sample"], d["stack_depth"])
+live = [top(s) for s in d["by_live_bytes"]]
+assert live[:2] == ["app::Cache::fill(int)", "session_open"], live
+cache, sess = d["by_live_bytes"][0], d["by_live_bytes"][1]
+assert cache["est_live_bytes"] == 400 * 16000 and cache["stack"]["live_count"] == 400, cache
+assert sess["est_live_bytes"] == 300 * 3000 and sess["stack"]["live_count"] == 300, sess
+assert cache["stack"]["allocs"] == 400 and cache["stack"]["frees"] == 0
+# age order: every cache block is at least as old as every session block,
+# and the cache (1.7 s old) is the top long-lived site
+ca, sa = buckets(cache["stack"]["age_hist"]), buckets(sess["stack"]["age_hist"])
+assert min(ca) >= max(sa), (ca, sa)
+assert top(d["by_long_lived_bytes"][0]) == "app::Cache::fill(int)", d["by_long_lived_bytes"]
+assert d["by_long_lived_bytes"][0]["est_long_lived_bytes"] == 400 * 16000
+# churn: the top by allocation rate, every block freed at once
+churn = d["by_alloc_rate"][0]
+assert top(churn) == "scratch_churn", [top(s) for s in d["by_alloc_rate"]]
+assert churn["stack"]["allocs"] == 50000 and churn["stack"]["frees"] == 50000
+assert churn["stack"]["live_count"] == 0
+life = churn["stack"]["lifetime_hist"]
+fast = sum(b["count"] for b in life if b["le_ns"] is not None and b["le_ns"] <= 65536000)
+assert fast >= 49500, life
+# temp_buffers: 500 blocks freed after 200 ms
+tmp = site("temp_buffers(")["stack"]
+assert tmp["allocs"] == 500 and tmp["frees"] == 500 and tmp["live_count"] == 0, tmp
+slow = sum(b["count"] for b in tmp["lifetime_hist"]
+           if b["le_ns"] is not None and 65536000 < b["le_ns"] <= 4194304000)
+assert slow == 500, tmp["lifetime_hist"]
+# the caller is named too, and the object is the program
+f0 = cache["stack"]["frames"]
+assert f0[1]["function"] == "main", f0[1]
+main = [o for o in d["objects"] if o["main"]]
+assert len(main) == 1 and main[0]["path"].endswith("/sites") and len(main[0]["build_id"]) >= 16, main
+assert f0[0]["object"] == d["objects"].index(main[0])
+EOF
+
+for b in $(backends); do
+    d="$TMP/$b"
+    start_sites "$d" "$T/sites" "backend:$b,sample:1,stacks:16"
+    ok $? "$b: the program with known call sites started"
+    check "$SD" --dir "$TMP/shm" --stacks --json --top=8 "$pid" && cp "$TMP/out" "$d/stacks.json" &&
+        check python3 "$TMP/sites.py" "$d/stacks.json"
+    ok $? "$b: --stacks --json: the sites by name, exact sizes and counts, age order, churn, lifetimes"
+    check "$SD" --dir "$TMP/shm" --stacks "$pid" &&
+        grep -q "^CALL SITES BY LIVE BYTES" "$TMP/out" &&
+        grep -q "^LONG-LIVED CALL SITES" "$TMP/out" && grep -q "^CALL SITES BY ALLOCATION RATE" "$TMP/out" &&
+        grep -Eq '^ +app::Cache::fill\(int\)\+0x[0-9a-f]+ +sites$' "$TMP/out" &&
+        grep -Eq '^ +< main\+0x[0-9a-f]+ +sites$' "$TMP/out" &&
+        grep -Eq '^ +1 +6.10 MiB live +400 blocks' "$TMP/out" &&
+        ! grep -q "$(printf '\033')" "$TMP/out" && [ "$(awk '{ if (length > m) m = length } END { print m }' "$TMP/out")" -le 100 ]
+    ok $? "$b: --stacks text: three rankings, function and object names, within 100 columns"
+    check "$SD" --dir "$TMP/shm" "$pid" && grep -q "^LONG-LIVED CALL SITES" "$TMP/out" &&
+        grep -Eq '^ +app::Cache::fill\(int\)\+0x' "$TMP/out"
+    ok $? "$b: the one-screen view shows the top long-lived site"
+    check "$SD" --dir "$TMP/shm" --json "$pid" && cp "$TMP/out" "$d/full.json" &&
+        check "$SD" --stacks "$d/full.json" && grep -Eq '^ +session_open\+0x' "$TMP/out" &&
+        check "$SD" --stacks --json "$d/full.json" && check python3 "$TMP/sites.py" "$TMP/out"
+    ok $? "$b: a saved --json keeps the stacks and their names"
+    kill -9 "$pid"
+    wait "$spid" 2>/dev/null
+    check "$SD" --dir "$TMP/shm" --stacks "$pid" && grep -q "DEAD" "$TMP/out" &&
+        grep -Eq '^ +app::Cache::fill\(int\)\+0x' "$TMP/out"
+    ok $? "$b: a dead process's stacks are still named, from its segment"
+    rm -f "$TMP/shm/mallocshim.$pid"
+done
+
+# A stripped copy: no .symtab, and an executable's .dynsym has none of its
+# functions: object+offset, and library frames still named.
+mkdir -p "$TMP/strip"
+${OBJCOPY:-objcopy} --strip-all "$T/sites" "$TMP/strip/sites-stripped"
+start_sites "$TMP/strip" "$TMP/strip/sites-stripped"
+ok $? "stripped: started"
+check "$SD" --dir "$TMP/shm" --stacks "$pid" &&
+    grep -Eq '^ +sites-stripped\+0x[0-9a-f]+$' "$TMP/out" &&
+    grep -Eq '__libc_start_call_main\+0x[0-9a-f]+ +libc.so.6$' "$TMP/out" &&
+    check "$SD" --dir "$TMP/shm" --stacks --json "$pid" &&
+    python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = d["by_live_bytes"][0]["stack"]["frames"][0]
+assert f["function"] is None and f["object"] is not None and f["offset"] > 0, f
+assert d["by_live_bytes"][0]["est_live_bytes"] == 6400000' "$TMP/out"
+ok $? "stripped: object+offset for its own frames, library frames named, sizes right"
+stop_sites "$TMP/strip"
+ok $? "stripped: exited normally"
+
+# The binary replaced while it runs (an upgrade): its build id no longer
+# matches, and shimdump says so rather than naming the wrong functions.
+mkdir -p "$TMP/upg"
+cp "$T/sites" "$TMP/upg/sites"
+start_sites "$TMP/upg" "$TMP/upg/sites"
+ok $? "replaced: started"
+rm -f "$TMP/upg/sites" && cp "$T/holder" "$TMP/upg/sites"
+check "$SD" --dir "$TMP/shm" --stacks "$pid" &&
+    grep -Eq '^ +sites\+0x[0-9a-f]+ \(build id differs\)$' "$TMP/out" &&
+    ! grep -q 'app::Cache' "$TMP/out"
+ok $? "replaced: frames of the replaced program say 'build id differs'"
+stop_sites "$TMP/upg"
+
+# stacks:0, and the sample:1 default without a stacks key: no stacks.
+for conf in "sample:64,stacks:0" "sample:1"; do
+    start_sites "$TMP/nost" "$T/sites" "$conf"
+    check "$SD" --dir "$TMP/shm" --stacks "$pid" && grep -q "no call stacks in this segment" "$TMP/out" &&
+        check "$SD" --dir "$TMP/shm" --json "$pid" && ! grep -q '"call_stacks"' "$TMP/out" &&
+        ! ls -l "/proc/$pid/fd" | grep -q pipe
+    ok $? "$conf: no stacks, no libunwind pipe in the process"
+    stop_sites "$TMP/nost"
+    rm -rf "$TMP/nost"
+done
+
+# A program that closes every descriptor it did not open (libunwind's pipe
+# among them), then opens pipes that take those numbers: it keeps running,
+# stacks stop with one line, and nothing is read from or written to its pipes.
+cat >"$TMP/closer.py" <<'EOF'
+import os
+os.closerange(3, 256)
+pipes = [os.pipe() for i in range(4)]
+os.write(pipes[0][1], b"abc")
+keep = [bytes(100 + i % 50) for i in range(20000)]
+assert os.read(pipes[0][0], 10) == b"abc"
+for r, w in pipes[1:]:
+    os.set_blocking(r, False)
+    try:
+        got = os.read(r, 10)
+        raise SystemExit("unexpected bytes in a pipe: %r" % got)
+    except BlockingIOError:
+        pass
+print("done", len(keep))
+EOF
+MALLOCSHIM_CONF="sample:1,stacks:16,shm_dir:$TMP/shm" LD_PRELOAD="$SHIM" \
+    timeout 120 /usr/bin/python3 "$TMP/closer.py" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q "^done 20000$" "$TMP/out" &&
+    grep -q "closed libunwind's descriptors .*call stacks stop here" "$TMP/err" &&
+    [ "$(grep -c . "$TMP/err")" -eq 1 ]
+ok $? "closed descriptors: the program runs on, stacks stop with one line (rc $rc)"
+[ $rc -eq 0 ] || diag "$TMP/err"
+
+# db_bench (rocksdb-tools): the top long-lived site is RocksDB's block reading.
+if command -v db_bench >/dev/null 2>&1; then
+    db="$TMP/db"
+    db_bench --db="$db" --benchmarks=fillrandom --num=200000 --value_size=400 \
+        --compression_type=lz4 --block_size=16384 --threads=1 >"$TMP/fill" 2>&1
+    ok $? "db_bench: a 200k-key DB made"
+    cat >"$TMP/rocks.py" <<'EOF'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+ll = d["by_long_lived_bytes"]
+assert ll, "no long-lived site"
+names = [f["function"] or "" for f in ll[0]["stack"]["frames"]]
+block = re.compile(r"^rocksdb::(BlockFetcher::|BlockBasedTable::|ReadBlockContents|.*ReadBlock)")
+assert any(block.match(n) for n in names), names
+print(" < ".join(n for n in names[:6]))
+EOF
+    for b in $(backends); do
+        MALLOCSHIM_CONF="backend:$b,shm_dir:$TMP/shm" LD_PRELOAD="$SHIM" \
+            db_bench --db="$db" --use_existing_db=1 --benchmarks=readrandom --num=200000 \
+            --duration=8 --threads=4 --cache_size=8388608 --block_size=16384 \
+            --compression_type=lz4 --statistics=0 --histogram=0 >"$TMP/rb.out" 2>"$TMP/rb.err" &
+        bpid=$!
+        sleep 6
+        check "$SD" --dir "$TMP/shm" --stacks --json --min-age=1s "$bpid" &&
+            cp "$TMP/out" "$TMP/rocks-$b.json" && check python3 "$TMP/rocks.py" "$TMP/rocks-$b.json"
+        ok $? "db_bench under $b: the top long-lived site is in RocksDB's block reading"
+        sed 's/^/# /' "$TMP/out" >&2
+        wait "$bpid"
+        ok $? "db_bench under $b: exited normally"
+    done
+else
+    skip "db_bench: the top long-lived site" "db_bench not installed (Debian: rocksdb-tools)"
+fi
+
+done_testing

@@ -1,0 +1,114 @@
+// sites: a live process with known call sites, for shimdump --stacks. Each
+// site is its own function, allocates its own size and keeps it its own time:
+//   app::Cache::fill(int)    400 x 16000 B (malloc), kept to the end: oldest
+//   session_open             300 x 3000 B (operator new[]), kept, allocated
+//                            1.5 s after the cache
+//   temp_buffers             500 x 600 B, freed after 200 ms
+//   scratch_churn            50000 x 200 B, each freed at once
+// Then it writes DIR/ready (its pid) and waits for DIR/stop, and exits.
+// Usage: sites DIR
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+    char path[512], tmp[520];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) || close(fd) != 0 ||
+        rename(tmp, path) != 0)
+        _exit(3);
+}
+
+// Keeps the compiler from eliding a block.
+static void touch(void *p, size_t n)
+{
+    memset(p, 0x5a, n);
+    __asm__ volatile("" : : "r"(p) : "memory");
+}
+
+namespace app {
+struct Cache {
+    void *blocks[400];
+    __attribute__((noinline)) void fill(int n);
+};
+
+void Cache::fill(int n)
+{
+    for (int i = 0; i < n; i++) {
+        blocks[i] = malloc(16000);
+        touch(blocks[i], 16);
+    }
+}
+}  // namespace app
+
+static char *sessions[300];
+
+extern "C" __attribute__((noinline)) void session_open(int n)
+{
+    for (int i = 0; i < n; i++) {
+        sessions[i] = new char[3000];
+        touch(sessions[i], 16);
+    }
+}
+
+__attribute__((noinline)) static void temp_buffers(int n)
+{
+    static void *tmp[500];
+    for (int i = 0; i < n; i++) {
+        tmp[i] = malloc(600);
+        touch(tmp[i], 16);
+    }
+    sleep_ms(200);
+    for (int i = 0; i < n; i++)
+        free(tmp[i]);
+}
+
+extern "C" __attribute__((noinline)) void scratch_churn(int n)
+{
+    for (int i = 0; i < n; i++) {
+        void *p = malloc(200);
+        touch(p, 16);
+        free(p);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static app::Cache cache;
+    char path[512], pid[32];
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: sites DIR\n");
+        return 2;
+    }
+    cache.fill(400);
+    sleep_ms(1500);
+    temp_buffers(500);
+    scratch_churn(50000);
+    session_open(300);
+    snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+    put(argv[1], "ready", pid);
+    snprintf(path, sizeof path, "%s/stop", argv[1]);
+    for (int i = 0; i < 600 && access(path, F_OK) != 0; i++)
+        sleep_ms(100);
+    for (int i = 0; i < 400; i++)
+        free(cache.blocks[i]);
+    for (int i = 0; i < 300; i++)
+        delete[] sessions[i];
+    return 0;
+}

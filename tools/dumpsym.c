@@ -1,0 +1,86 @@
+/* dumpsym: names the frames of a dump's call stacks, through sym (the ELF
+ * symbol tables of the objects the process had mapped). */
+#include "config.h"
+
+#include "dump.h"
+#include "sym.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Names longer than this are cut (C++ templates run to kilobytes), so that
+ * every name fits the JSON reader's string limit. */
+#define NAME_MAX_LEN 1024
+
+static char *dup_cut(const char *s)
+{
+    size_t n = strlen(s);
+    char *r;
+    if (n > NAME_MAX_LEN)
+        n = NAME_MAX_LEN;
+    if (!(r = malloc(n + 1)))
+        return NULL;
+    memcpy(r, s, n);
+    r[n] = '\0';
+    if (n == NAME_MAX_LEN)
+        memcpy(r + n - 3, "...", 3);
+    return r;
+}
+
+/* The object holding addr: the latest in the list (an object loaded where
+ * an unloaded one was comes later), or -1. */
+static int obj_of(const struct dump *d, uint64_t addr)
+{
+    for (size_t i = d->nobjs; i-- > 0;)
+        if (addr >= d->objs[i].lo && addr < d->objs[i].hi)
+            return (int)i;
+    return -1;
+}
+
+int dump_symbolize(struct dump *d, const char *root)
+{
+    struct sym_obj *so;
+    struct sym_ctx *ctx;
+    int err = 0;
+
+    if (d->symbolized || d->nframes == 0)
+        return 0;
+    if (!(so = calloc(d->nobjs ? d->nobjs : 1, sizeof *so)))
+        return ENOMEM;
+    for (size_t i = 0; i < d->nobjs; i++) {
+        so[i].path = d->objs[i].path;
+        so[i].bias = d->objs[i].bias;
+        so[i].lo = d->objs[i].lo;
+        so[i].hi = d->objs[i].hi;
+        so[i].build_id = d->objs[i].build_id;
+        so[i].build_id_len = d->objs[i].build_id_len;
+    }
+    ctx = sym_open(so, d->nobjs, root);
+    free(so);
+    if (!ctx)
+        return ENOMEM;
+    for (size_t i = 0; i < d->nframes; i++) {
+        struct dump_frame *f = &d->frames[i];
+        struct sym_result r;
+        f->obj = obj_of(d, f->addr);
+        if (f->obj >= 0)
+            f->obj_off = f->addr - d->objs[f->obj].bias;
+        /* Return addresses: the call is the byte before. */
+        if (f->addr == 0 || sym_lookup(ctx, f->addr - 1, &r) != 0)
+            continue;
+        if (r.func) {
+            free(f->func);
+            if (!(f->func = dup_cut(r.func)))
+                err = ENOMEM;
+            /* the offset of the return address, as debuggers show it */
+            f->func_off = r.func_off + 1;
+        } else if (r.note) {
+            free(f->note);
+            f->note = dup_cut(r.note);
+        }
+    }
+    sym_close(ctx);
+    d->symbolized = 1;
+    return err;
+}
