@@ -52,7 +52,8 @@ struct sym_ctx;
  * in it. root is NULL or a path prefix such as "/proc/1234/root", tried before
  * the plain path (a live process in another mount namespace); it is copied too.
  * Returns NULL with errno set: EINVAL (objs NULL with n > 0, or a build id
- * longer than SYM_MAX_BUILD_ID), E2BIG (n > SYM_MAX_OBJS), ENOMEM.
+ * NULL with a length or longer than SYM_MAX_BUILD_ID), E2BIG (n >
+ * SYM_MAX_OBJS: the caller may pass the first SYM_MAX_OBJS), ENOMEM.
  * A context is not thread-safe; use one per thread. */
 struct sym_ctx *sym_open(const struct sym_obj *objs, size_t n, const char *root);
 
