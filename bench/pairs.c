@@ -2,8 +2,10 @@
  * allocates and frees SIZE bytes ITERS times, touching each block once; with
  * "churn", it instead replaces a random block of a live set of 4096 with one
  * of a random size (mostly small, some 4-16 KiB), so blocks live a while and
- * sizes vary. Usage: [PAIRS_CLOCK=thread] pairs THREADS SIZE ITERS [churn];
- * prints "ns_per_pair=X" (the mean of the threads' own times). */
+ * sizes vary. Usage: [PAIRS_CLOCK=thread] [PAIRS_DEPTH=N] pairs THREADS SIZE
+ * ITERS [churn]; prints "ns_per_pair=X" (the mean of the threads' own
+ * times). PAIRS_DEPTH calls down N more frames before the loop, so that a
+ * call stack taken at malloc is that much deeper. */
 #include "config.h"
 
 #include <pthread.h>
@@ -31,6 +33,23 @@ static double now(void)
 }
 
 #define LIVE 4096
+
+static int depth;
+
+static void *run(void *out);
+
+/* N frames down, then run: a stack as deep as a server's. */
+__attribute__((noinline)) static void *descend(int n, void *out)
+{
+    void *r = n > 0 ? descend(n - 1, out) : run(out);
+    __asm__ volatile("" : : "r"(r) : "memory");   /* not a tail call */
+    return r;
+}
+
+static void *start(void *out)
+{
+    return descend(depth, out);
+}
 
 static void *run(void *out)
 {
@@ -71,7 +90,8 @@ int main(int argc, char **argv)
     pthread_t t[64];
     double ns[64], sum = 0;
 
-    const char *clk = getenv("PAIRS_CLOCK");
+    const char *clk = getenv("PAIRS_CLOCK"), *dep = getenv("PAIRS_DEPTH");
+    depth = dep ? atoi(dep) : 0;
     if (clk && strcmp(clk, "thread") == 0)
         clock_id = CLOCK_THREAD_CPUTIME_ID;
     size = argc > 2 ? (size_t)atol(argv[2]) : 16;
@@ -83,7 +103,7 @@ int main(int argc, char **argv)
     }
     pthread_barrier_init(&go, NULL, (unsigned)threads);
     for (int i = 0; i < threads; i++)
-        pthread_create(&t[i], NULL, run, &ns[i]);
+        pthread_create(&t[i], NULL, start, &ns[i]);
     for (int i = 0; i < threads; i++) {
         pthread_join(t[i], NULL);
         sum += ns[i];

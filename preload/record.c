@@ -356,10 +356,11 @@ static void filter_dec(uint64_t h)
         ;
 }
 
-/* Claims an entry for p and fills it, published by its alloc_ns. The
- * stack is taken (stack != NULL) only once the entry is ours, so that a
- * full table costs no unwinding. Returns 0 when there was no room. */
-static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, uint64_t t,
+/* Claims an entry for p and fills it, published by its alloc_ns (*t). The
+ * stack is taken (stack == NULL) only once the entry is ours, so that a
+ * full table costs no unwinding; *t is then read again after it. Returns 0
+ * when there was no room. */
+static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, uint64_t *t,
                         const uint32_t *stack, uint32_t tid)
 {
     uint32_t i = (uint32_t)(h >> 32);
@@ -372,9 +373,15 @@ static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, ui
                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
             __atomic_store_n(&e->req, req, __ATOMIC_RELAXED);
             __atomic_store_n(&e->usable, usable, __ATOMIC_RELAXED);
-            __atomic_store_n(&e->stack, stack ? *stack : stack_capture(req), __ATOMIC_RELAXED);
+            if (stack == NULL) {
+                /* the block's life starts after the unwinding it waited for */
+                __atomic_store_n(&e->stack, stack_capture(req), __ATOMIC_RELAXED);
+                *t = mono_now();
+            } else {
+                __atomic_store_n(&e->stack, *stack, __ATOMIC_RELAXED);
+            }
             __atomic_store_n(&e->tid, tid, __ATOMIC_RELAXED);
-            __atomic_store_n(&e->alloc_ns, t, __ATOMIC_RELEASE);
+            __atomic_store_n(&e->alloc_ns, *t, __ATOMIC_RELEASE);
             return 1;
         }
     }
@@ -452,7 +459,7 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
     struct seg_slot *s = my_slot();
     struct seg_tracked *tk = &s->trk[c];
 
-    if (!table_insert(p, h, req, usable, t, with_stacks ? NULL : &no_stack, my_tid())) {
+    if (!table_insert(p, h, req, usable, &t, with_stacks ? NULL : &no_stack, my_tid())) {
         __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
         if (unlikely(!__atomic_load_n(&sampler_started, __ATOMIC_RELAXED)))
             start_sampler();
@@ -521,7 +528,8 @@ static int untrack_take(const void *p, struct seg_track *out)
 static void untrack_undo(const void *p, const struct seg_track *e)
 {
     uint64_t h = addr_hash(p);
-    if (table_insert(p, h, e->req, e->usable, e->alloc_ns, &e->stack, e->tid)) {
+    uint64_t t = e->alloc_ns;
+    if (table_insert(p, h, e->req, e->usable, &t, &e->stack, e->tid)) {
         filter_inc(h);
         return;
     }
@@ -532,7 +540,7 @@ static void untrack_undo(const void *p, const struct seg_track *e)
     trk_add(s == overflow, &tk->req_free, e->req);
     trk_add(s == overflow, &tk->usable_free, e->usable);
     trk_add(s == overflow, &tk->frees, 1);
-    stack_free(e->stack, LIFEBUCKET_LAST);   /* its lifetime is lost: counted as the longest */
+    stack_free(e->stack, LIFEBUCKET_COUNT);   /* its lifetime is lost */
     __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
 }
 
@@ -773,9 +781,10 @@ static void table_scan(void (*fn)(struct seg_track *e, void *ctx), void *ctx)
     for (uint32_t i = 0; i <= track_mask; i++) {
         size_t page = (lead + (size_t)i * sizeof(struct seg_track)) / dispatch_pagesize;
         if (have_map && !(resident[page] & 1)) {
-            /* on to the first entry of the next page */
+            /* on to the first entry that starts in a later page (entries
+             * may straddle two pages: never back to this one) */
             size_t next = (page + 1) * dispatch_pagesize - lead;
-            i = (uint32_t)(next / sizeof(struct seg_track)) - 1;
+            i = (uint32_t)((next + sizeof(struct seg_track) - 1) / sizeof(struct seg_track)) - 1;
             continue;
         }
         if (__atomic_load_n(&table[i].addr, __ATOMIC_RELAXED) > 1)
@@ -877,6 +886,7 @@ static void *sampler_main(void *arg)
     struct timespec next;
     long interval_ms = (long)(uintptr_t)arg;
 
+    stack_exclude_thread();   /* its allocations are the shim's, not the program's */
     clock_gettime(CLOCK_MONOTONIC, &next);
     for (;;) {
         struct timespec now;
@@ -948,18 +958,36 @@ static int remove_stale(const char *path)
     return gone;
 }
 
+/* A descriptor of ours, moved above the standard three: a daemon started
+ * with stdin or stdout closed must not find the segment there. */
+static int above_std(int fd)
+{
+    if (fd < 0 || fd > 2)
+        return fd;
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    int err = errno;
+    close(fd);
+    errno = err;
+    return moved;
+}
+
 /* An unnamed file in dir, or, where O_TMPFILE is not supported, the named
- * file itself (then *named is set). */
+ * file itself (then *named is set); never descriptor 0, 1 or 2. */
 static int create_segment(const char *dir, const char *path, int *named)
 {
-    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    int fd = above_std(open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
     *named = 0;
     if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
         return fd;
     *named = 1;
     for (int attempt = 0; attempt < 2; attempt++) {
         fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0 || errno != EEXIST || !remove_stale(path))
+        if (fd >= 0) {
+            if ((fd = above_std(fd)) < 0)
+                unlink(path);
+            break;
+        }
+        if (errno != EEXIST || !remove_stale(path))
             break;
     }
     return fd;
@@ -1069,7 +1097,7 @@ static void fork_parent(void)
 {
     spin_unlock(&fold_lock);
     pthread_mutex_unlock(&sampler_mu);
-    stack_fork_done();
+    stack_fork_done(0);
 }
 
 /* Replaces the mapping at seg with the first `size` bytes of fd (or, with
@@ -1120,7 +1148,7 @@ static int copy_segment(int from, int to, size_t size)
  * the parent's other threads, which the child does not have, fold into
  * retired. If no file can be made, the child counts privately; if not even
  * that, it stops recording: never into the parent's file. */
-static void fork_child(void)
+static void fork_child_segment(void)
 {
     struct seg_slot *mine = rt.slot;
     size_t size = geo.total_size;
@@ -1129,7 +1157,6 @@ static void fork_child(void)
 
     spin_unlock(&fold_lock);
     pthread_mutex_init(&sampler_mu, NULL);
-    stack_fork_done();
     sampler_started = 0;
     rt.tid = 0;
     seg_fd = -1;
@@ -1173,6 +1200,7 @@ static void fork_child(void)
     }
     seg->pid = (uint32_t)getpid();
     seg->start_ns = clock_ns(CLOCK_REALTIME);
+    seg->start_mono_ns = clock_ns(CLOCK_MONOTONIC);
     seg->heartbeat_ns = 0;
     seg->flags |= SEG_F_INHERITED;
     for (uint32_t i = 0; i < geo.nslots; i++)
@@ -1188,6 +1216,14 @@ static void fork_child(void)
     for (uint32_t i = 0; i <= track_mask; i++)
         if (table[i].addr > 1)
             filter_add(&table[i], NULL);
+}
+
+/* The child's own segment first; then stacks may be taken again (into it,
+ * not the parent's). */
+static void fork_child(void)
+{
+    fork_child_segment();
+    stack_fork_done(1);
 }
 
 /* At normal exit the file goes, if the name is still ours (same inode: a

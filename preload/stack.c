@@ -17,8 +17,10 @@
 #include <link.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dispatch.h"
@@ -33,6 +35,7 @@
 /* Set by stack_start, read-only after. */
 static int (*unwind)(void **buffer, int size);   /* unw_backtrace */
 static uint32_t depth, cap;
+static struct seg_header *seg_hdr;
 static uint64_t stride;
 static struct seg_stacks *head;
 static char *entries;
@@ -62,10 +65,20 @@ static int pipe_lost;
  * none of its locks is held) while the process forks. Only tracked
  * allocations touch these. */
 static int gate, inflight;
+/* Set by fork's prepare when captures did not drain in time (a capturing
+ * thread waits for something the forking thread holds); the child then
+ * takes no stacks, since it may have inherited one of libunwind's locks
+ * held. Synchronization: written in prepare, read in the child. */
+static int drain_failed;
 
 /* Set while this thread is inside the unwinder: a malloc from in there
- * (libunwind's thread-local data) is tracked without a stack. */
+ * (libunwind's thread-local data) is tracked without a stack. `capturing`
+ * spans the whole capture (inflight raised): a fork from a signal handler
+ * that interrupted it must not wait for it. `excluded`: the shim's own
+ * sampler thread, whose allocations are not the program's. */
 static __thread int in_unwind __attribute__((tls_model("initial-exec")));
+static __thread int capturing __attribute__((tls_model("initial-exec")));
+static __thread int excluded __attribute__((tls_model("initial-exec")));
 
 static struct seg_stack *entry(uint32_t i)
 {
@@ -131,9 +144,11 @@ static int pipe_intact(void)
         return 0;
     for (int i = 0; i < 2; i++)
         if (fstat(pipe_fd[i], &st) != 0 || st.st_ino != pipe_ino[i] || st.st_dev != pipe_dev[i]) {
-            if (!__atomic_exchange_n(&pipe_lost, 1, __ATOMIC_RELAXED))
+            if (!__atomic_exchange_n(&pipe_lost, 1, __ATOMIC_RELAXED)) {
+                __atomic_fetch_or(&seg_hdr->flags, SEG_F_STACKS_STOPPED, __ATOMIC_RELAXED);
                 log_msg("the program closed libunwind's descriptors %d and %d; call stacks stop "
                         "here (set stacks:0 for such programs)", pipe_fd[0], pipe_fd[1]);
+            }
             return 0;
         }
     return 1;
@@ -148,24 +163,46 @@ static void lowest_free(int *out, int n)
 }
 
 /* Runs libunwind once, so that it opens its pipe now, and finds the pipe:
- * pipe2() takes the lowest free descriptors. Returns 0, or EBUSY when the
- * two descriptors are something else than one pipe (another thread opened
- * files meanwhile): then libunwind is not used. */
+ * pipe2() takes the lowest free descriptors. Free descriptors below 3 are
+ * held on /dev/null meanwhile, so that the pipe never becomes the program's
+ * stdin, stdout or stderr (a daemon that closed them would find a pipe
+ * there). Returns 0, or EBUSY when the two descriptors are something else
+ * than the two ends of one pipe (another thread opened files meanwhile):
+ * then libunwind is not used. */
 static int find_pipe(void)
 {
-    int fd[2] = { -1, -1 };
+    int fd[2] = { -1, -1 }, held[3], nheld = 0;
     void *tmp[4];
     struct stat st[2];
 
+    for (;;) {
+        int low[1] = { -1 };
+        lowest_free(low, 1);
+        if (low[0] < 0 || low[0] > 2)
+            break;
+        int h = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (h < 0 || h > 2) {
+            if (h >= 0)
+                close(h);
+            break;
+        }
+        held[nheld++] = h;
+    }
     lowest_free(fd, 2);
     in_unwind = 1;
     unwind(tmp, 4);
     in_unwind = 0;
+    while (nheld > 0)
+        close(held[--nheld]);
+    if (fd[0] < 3)
+        return EBUSY;
     int open0 = fstat(fd[0], &st[0]) == 0, open1 = fstat(fd[1], &st[1]) == 0;
     if (!open0 && !open1)
         return 0;   /* a libunwind without the pipe */
+    int fl0 = fcntl(fd[0], F_GETFL), fl1 = fcntl(fd[1], F_GETFL);
     if (!open0 || !open1 || !S_ISFIFO(st[0].st_mode) || !S_ISFIFO(st[1].st_mode) ||
-        !(fcntl(fd[0], F_GETFL) & O_NONBLOCK))
+        st[0].st_ino != st[1].st_ino || st[0].st_dev != st[1].st_dev || fl0 < 0 || fl1 < 0 ||
+        !(fl0 & O_NONBLOCK) || !(fl1 & O_NONBLOCK))
         return EBUSY;
     for (int i = 0; i < 2; i++) {
         pipe_fd[i] = fd[i];
@@ -177,41 +214,46 @@ static int find_pipe(void)
 
 uint32_t stack_capture(size_t req)
 {
-    void *buf[SEG_STACK_DEPTH_MAX + SKIP_MAX];
-    uint64_t f[SEG_STACK_DEPTH_MAX];
+    /* return addresses, then (in place) the frames kept as uint64_t */
+    union { void *p; uint64_t u; } buf[SEG_STACK_DEPTH_MAX + SKIP_MAX];
     int n, k = 0;
 
-    if (unwind == NULL)
+    stack_t ss;
+
+    if (__atomic_load_n(&unwind, __ATOMIC_RELAXED) == NULL || excluded)
         return 0;
     if (in_unwind) {
         __atomic_fetch_add(&head->failed, 1, __ATOMIC_RELAXED);
         return 0;
     }
-    __atomic_fetch_add(&inflight, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&gate, __ATOMIC_SEQ_CST)) {
-        __atomic_fetch_sub(&inflight, 1, __ATOMIC_SEQ_CST);
+    /* On an alternate signal stack (a crash handler's, often 8 KiB), the
+     * unwinder's few KiB could run off its end into whatever lies below. */
+    if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)) {
         __atomic_fetch_add(&head->failed, 1, __ATOMIC_RELAXED);
         return 0;
     }
-    if (pipe_fd[0] >= 0 && !pipe_intact()) {
+    capturing = 1;
+    __atomic_fetch_add(&inflight, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&gate, __ATOMIC_SEQ_CST) || (pipe_fd[0] >= 0 && !pipe_intact())) {
         __atomic_fetch_sub(&inflight, 1, __ATOMIC_SEQ_CST);
+        capturing = 0;
         __atomic_fetch_add(&head->failed, 1, __ATOMIC_RELAXED);
         return 0;
     }
     in_unwind = 1;
-    n = unwind(buf, (int)(depth + SKIP_MAX));
+    n = unwind((void **)buf, (int)(depth + SKIP_MAX));
     in_unwind = 0;
     __atomic_fetch_sub(&inflight, 1, __ATOMIC_SEQ_CST);
+    capturing = 0;
 
-    while (k < n && (uintptr_t)buf[k] - self_lo < self_hi - self_lo)
+    while (k < n && (uintptr_t)buf[k].p - self_lo < self_hi - self_lo)
         k++;
     uint32_t m = n - k > (int)depth ? depth : (uint32_t)(n > k ? n - k : 0);
     if (m == 0) {
         __atomic_fetch_add(&head->failed, 1, __ATOMIC_RELAXED);
         return 0;
     }
-    for (uint32_t j = 0; j < m; j++)
-        f[j] = (uint64_t)(uintptr_t)buf[k + j];
+    uint64_t *f = &buf[k].u;
     uint32_t id = intern(f, m, frames_hash(f, m));
     if (id) {
         struct seg_stack *e = entry(id - 1);
@@ -223,43 +265,95 @@ uint32_t stack_capture(size_t req)
 
 void stack_free(uint32_t id, unsigned bucket)
 {
-    if (id == 0 || id > cap || bucket >= LIFEBUCKET_COUNT)
+    if (id == 0 || id > cap)
         return;
     struct seg_stack *e = entry(id - 1);
     __atomic_fetch_add(&e->frees, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&e->lifetime[bucket], 1, __ATOMIC_RELAXED);
+    if (bucket < LIFEBUCKET_COUNT)
+        __atomic_fetch_add(&e->lifetime[bucket], 1, __ATOMIC_RELAXED);
+}
+
+void stack_exclude_thread(void)
+{
+    excluded = 1;
 }
 
 void stack_fork_prepare(void)
 {
+    struct timespec t0, t;
     if (unwind == NULL)
         return;
     __atomic_store_n(&gate, 1, __ATOMIC_SEQ_CST);
-    while (__atomic_load_n(&inflight, __ATOMIC_SEQ_CST) != 0)
+    drain_failed = 0;
+    if (capturing) {
+        /* fork from a signal handler that interrupted this thread's own
+         * capture: it cannot drain while we wait */
+        drain_failed = 1;
+        return;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* A capture takes microseconds; wait up to 100 ms for the last one,
+     * never forever: the forking thread may hold a lock it waits for. */
+    while (__atomic_load_n(&inflight, __ATOMIC_SEQ_CST) != 0) {
         sched_yield();
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > 100000000L) {
+            drain_failed = 1;
+            break;
+        }
+    }
 }
 
-void stack_fork_done(void)
+void stack_fork_done(int child)
 {
-    if (unwind != NULL)
-        __atomic_store_n(&gate, 0, __ATOMIC_SEQ_CST);
+    if (unwind == NULL)
+        return;
+    if (child) {
+        in_unwind = 0;
+        capturing = 0;
+        __atomic_store_n(&inflight, 0, __ATOMIC_SEQ_CST);
+        if (drain_failed) {
+            unwind = NULL;   /* for good: libunwind's state may be mid-update */
+            __atomic_fetch_or(&seg_hdr->flags, SEG_F_STACKS_STOPPED, __ATOMIC_RELAXED);
+            log_msg("fork child %d: a call stack was being taken in another thread at fork; "
+                    "this process takes no stacks", (int)getpid());
+        }
+    }
+    __atomic_store_n(&gate, 0, __ATOMIC_SEQ_CST);
 }
 
 /* ---- Mapped objects ---- */
 
-/* The object's GNU build id, from its PT_NOTE segments in memory. */
+/* Whether [a, a+n) lies inside one of the object's PT_LOAD segments, so
+ * that reading it cannot fault. */
+static int loaded(const struct dl_phdr_info *info, uint64_t a, uint64_t n)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && a >= lo && n <= ph->p_filesz &&
+            a - lo <= ph->p_filesz - n)
+            return 1;
+    }
+    return 0;
+}
+
+/* The object's GNU build id, from its PT_NOTE segments in memory (only
+ * those inside a loaded segment). */
 static uint32_t build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap_out)
 {
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE)
+        if (ph->p_type != PT_NOTE || !loaded(info, info->dlpi_addr + ph->p_vaddr, ph->p_memsz))
             continue;
         const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
         size_t left = ph->p_memsz;
         while (left >= sizeof(ElfW(Nhdr))) {
             const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
-            size_t name = (nh->n_namesz + 3) & ~(size_t)3, desc = (nh->n_descsz + 3) & ~(size_t)3;
-            if (name > left || desc > left - sizeof *nh - name)
+            size_t name = ((size_t)nh->n_namesz + 3) & ~(size_t)3;
+            size_t desc = ((size_t)nh->n_descsz + 3) & ~(size_t)3;
+            size_t body = left - sizeof *nh;
+            if (name > body || desc > body - name)
                 break;
             if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
                 memcmp(p + sizeof *nh, "GNU", 4) == 0 && nh->n_descsz <= cap_out) {
@@ -267,7 +361,7 @@ static uint32_t build_id(const struct dl_phdr_info *info, uint8_t *out, size_t c
                 return nh->n_descsz;
             }
             p += sizeof *nh + name + desc;
-            left -= sizeof *nh + name + desc;
+            left = body - name - desc;
         }
     }
     return 0;
@@ -373,6 +467,7 @@ int stack_start(struct seg_header *seg, const struct seg_header *geo)
     char *b = (char *)seg;
     void *h;
 
+    seg_hdr = seg;
     depth = geo->stack_depth;
     cap = geo->stacks_cap;
     stride = geo->stack_stride;
@@ -392,6 +487,15 @@ int stack_start(struct seg_header *seg, const struct seg_header *geo)
     log_msg("built without libunwind; no call stacks (stacks:0 turns this note off)");
     return ENOTSUP;
 #else
+    /* A program that uses libunwind itself may have opened its pipe
+     * already, and then the pipe cannot be found (see find_pipe). */
+    if ((h = dlopen(LIBUNWIND_SONAME, RTLD_NOW | RTLD_NOLOAD)) != NULL) {
+        log_msg("the program loads %s itself; the shim cannot tell its descriptors from the "
+                "program's, so it takes no call stacks (stacks:0 turns this note off)",
+                LIBUNWIND_SONAME);
+        return EBUSY;
+    }
+    dlerror();
     /* Nested allocations of dlopen are served by the bootstrap buffer. */
     h = dlopen(LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL || (*(void **)&unwind = dlsym(h, "unw_backtrace")) == NULL) {

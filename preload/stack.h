@@ -20,26 +20,34 @@ int stack_start(struct seg_header *seg, const struct seg_header *geo);
 
 /* The call stack of the allocation being tracked, as an id for
  * seg_track.stack: 1 + its index in the stack table, or 0 when none was
- * taken (stacks off, the unwinder re-entered or failed, a fork under way,
- * the table full: each counted in struct seg_stacks). Counts the
- * allocation and its `req` bytes on that stack. Never blocks; any
- * allocation it makes (the unwinder's thread-local data) re-enters malloc,
- * which then tracks without a stack. */
+ * taken (stacks off, the unwinder re-entered or failed, on an alternate
+ * signal stack, a fork under way, the table full: each counted in struct
+ * seg_stacks). Counts the allocation and its `req` bytes on that stack.
+ * Waits for no other thread of the shim's, though libunwind may take the
+ * loader's lock (dl_iterate_phdr) and its own; any allocation it makes
+ * (its thread-local data) re-enters malloc, which then tracks without a
+ * stack. */
 uint32_t stack_capture(size_t req);
 
 /* Counts the free of a tracked block of stack `id` (0: nothing to do)
- * whose life fell in lifetime bucket `bucket`. */
+ * whose life fell in lifetime bucket `bucket` (LIFEBUCKET_COUNT: a free
+ * whose lifetime is not known). */
 void stack_free(uint32_t id, unsigned bucket);
+
+/* The calling thread's allocations get no stack from now on (the shim's
+ * own sampler thread). */
+void stack_exclude_thread(void);
 
 /* Appends the objects mapped since the last call to the segment's list.
  * Called by the sampler thread only (and by stack_start). */
 void stack_refresh_objects(void);
 
-/* Around fork: prepare waits until no thread is inside the unwinder, whose
- * locks a child could otherwise inherit held, and keeps new captures out
- * until done (parent and child). */
+/* Around fork: prepare waits (up to 100 ms) until no thread is inside the
+ * unwinder, whose locks a child could otherwise inherit held, and keeps new
+ * captures out until stack_fork_done (child: 1 in the child, 0 in the
+ * parent). A child forked while a capture did not drain takes no stacks. */
 void stack_fork_prepare(void);
-void stack_fork_done(void);
+void stack_fork_done(int child);
 
 #pragma GCC visibility pop
 

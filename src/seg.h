@@ -271,7 +271,10 @@ enum seg_flags {
                                       of the parent's taken while the parent ran,
                                       so they are approximate */
     SEG_F_NO_UNWINDER = 1u << 3,   /* stacks were asked for but the unwinder
-                                      could not be loaded: every stack is 0 */
+                                      could not be used: every stack is 0 */
+    SEG_F_STACKS_STOPPED = 1u << 4,   /* stacks stopped while the process ran:
+                                         it closed libunwind's descriptors, or
+                                         it forked during a capture */
 };
 
 #define SEG_CONFIG_MAX 512

@@ -107,7 +107,8 @@ struct dump {
     struct dump_sample *series;        /* malloc'ed; NULL when nseries is 0 */
     /* Call stacks: stack_depth 0 when the segment has none. */
     uint32_t stack_depth;
-    int no_unwinder;                   /* asked for, but libunwind could not be loaded */
+    int no_unwinder;                   /* asked for, but libunwind could not be used */
+    int stacks_stopped;                /* stacks stopped while the process ran */
     int symbolized;                    /* frames have been named (or came named from JSON) */
     uint64_t stacks_used, stacks_dropped, stacks_failed, objs_dropped;
     uint64_t nostack_live_count, nostack_live_req;   /* live tracked blocks without a stack */

@@ -139,11 +139,12 @@ void dump_write_objects_json(FILE *f, const struct dump *d, const char *indent)
 
 static void call_stacks(FILE *f, const struct dump *d)
 {
-    fprintf(f, "  \"call_stacks\": {\"depth\": %u, \"unwinder\": %s, \"symbolized\": %s, "
+    fprintf(f, "  \"call_stacks\": {\"depth\": %u, \"unwinder\": %s, \"stopped\": %s, \"symbolized\": %s, "
                "\"stored\": %llu, \"dropped\": %llu, \"failed\": %llu, \"objects_dropped\": %llu, "
                "\"ages_at_ns\": %llu, \"no_stack_live_count\": %llu, \"no_stack_live_bytes\": %llu,\n"
                "    \"objects\": ",
-            d->stack_depth, d->no_unwinder ? "false" : "true", d->symbolized ? "true" : "false",
+            d->stack_depth, d->no_unwinder ? "false" : "true", d->stacks_stopped ? "true" : "false",
+            d->symbolized ? "true" : "false",
             (unsigned long long)d->stacks_used, (unsigned long long)d->stacks_dropped,
             (unsigned long long)d->stacks_failed, (unsigned long long)d->objs_dropped,
             (unsigned long long)d->ages_at_ns, (unsigned long long)d->nostack_live_count,
@@ -694,6 +695,7 @@ static int jstacks(struct jread *r, const struct jv *cs, struct dump *d)
     if (d->stack_depth > SEG_STACK_DEPTH_MAX)
         d->stack_depth = SEG_STACK_DEPTH_MAX;
     d->no_unwinder = !ju(r, cs, "unwinder");
+    d->stacks_stopped = (int)ju(r, cs, "stopped");
     d->symbolized = (int)ju(r, cs, "symbolized");
     d->stacks_used = ju(r, cs, "stored");
     d->stacks_dropped = ju(r, cs, "dropped");

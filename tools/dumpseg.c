@@ -145,6 +145,25 @@ static void read_series(struct dump *d, const char *base, const struct seg_heade
     }
 }
 
+/* Working memory of read_stacks, reachable from here so that a read cut
+ * short by SIGBUS (a file that shrank; see guarded) can still free it. */
+enum { SCR_RES, SCR_INDEX, SCR_SEEN, SCR_COUNT };
+static void *scratch[SCR_COUNT];
+
+static void *scratch_calloc(int slot, size_t n, size_t size)
+{
+    free(scratch[slot]);
+    return scratch[slot] = calloc(n, size);
+}
+
+static void scratch_free(void)
+{
+    for (int i = 0; i < SCR_COUNT; i++) {
+        free(scratch[i]);
+        scratch[i] = NULL;
+    }
+}
+
 /* Calls fn on each entry of the tracked table that holds a block. Pages
  * of a live file's table that were never written are skipped (mincore):
  * reading a hole of a tmpfs file through a mapping would allocate it. */
@@ -152,10 +171,11 @@ static void scan_track(const void *base, const struct seg_header *h,
                        void (*fn)(const struct seg_track *e, void *ctx), void *ctx)
 {
     const struct seg_track *tab = (const struct seg_track *)((const char *)base + h->off_track);
-    size_t pg = 4096, bytes = (size_t)h->track_cap * sizeof *tab;
+    long ps = sysconf(_SC_PAGESIZE);
+    size_t pg = ps > 0 ? (size_t)ps : 4096, bytes = (size_t)h->track_cap * sizeof *tab;
     size_t lead = (uintptr_t)tab & (pg - 1);
     size_t npages = (lead + bytes + pg - 1) / pg;
-    unsigned char *res = malloc(npages);
+    unsigned char *res = scratch_calloc(SCR_RES, npages, 1);
     int have = res && ((uintptr_t)base & (pg - 1)) == 0 &&
                mincore((char *)tab - lead, lead + bytes, res) == 0;
     for (uint32_t i = 0; i < h->track_cap; i++) {
@@ -165,7 +185,6 @@ static void scan_track(const void *base, const struct seg_header *h,
         if (ld(&tab[i].addr) > 1 && ld(&tab[i].alloc_ns) != 0)
             fn(&tab[i], ctx);
     }
-    free(res);
 }
 
 struct stack_scan {
@@ -207,7 +226,8 @@ static int frames_equal(const struct dump *d, const struct dump_stack *a, const 
 /* The stack table and object list, and each stack's live blocks from the
  * tracked table. Entries that two threads stored twice (a rare race, see
  * seg.h) are merged. */
-static void read_stacks(struct dump *d, const void *base, const struct seg_header *h, int state)
+static void read_stacks(struct dump *d, const void *base, const struct seg_header *h, int state,
+                        uint64_t ages_at)
 {
     const char *b = base;
     const struct seg_stacks *sh = (const struct seg_stacks *)(b + h->off_stacks);
@@ -263,13 +283,13 @@ static void read_stacks(struct dump *d, const void *base, const struct seg_heade
     size_t seen_mask = 1;
     while (seen_mask < 2 * ns)
         seen_mask <<= 1;
-    struct { uint64_t hash; uint32_t idx; } *seen = calloc(seen_mask, sizeof *seen);
+    struct seen { uint64_t hash; uint32_t idx; } *seen =
+        scratch_calloc(SCR_SEEN, seen_mask, sizeof(struct seen));
     seen_mask--;
-    index = calloc((size_t)h->stacks_cap + 1, sizeof *index);
+    index = scratch_calloc(SCR_INDEX, (size_t)h->stacks_cap + 1, sizeof *index);
     if (!index || !seen || !ns || !(d->stacks = calloc(ns, sizeof *d->stacks)) ||
         !(d->frames = calloc(nf, sizeof *d->frames))) {
-        free(index);
-        free(seen);
+        scratch_free();
         return;
     }
     for (uint32_t i = 0; i < h->stacks_cap && d->nstacks < ns; i++) {
@@ -324,18 +344,18 @@ static void read_stacks(struct dump *d, const void *base, const struct seg_heade
         d->nstacks++;
     }
 
-    /* Ages up to now for a live process; for one that is gone, up to its
-     * sampler's last pass (the table's clock is CLOCK_MONOTONIC). */
+    /* Ages up to now for a live process (the table's clock is
+     * CLOCK_MONOTONIC); for one that is gone, or a copied file, up to its
+     * sampler's last pass, or else its start. */
     struct stack_scan sc = { d, index, h->stacks_cap, 0 };
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     sc.now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    if (state != DS_ALIVE && d->heartbeat_ns > d->start_ns)
-        sc.now = h->start_mono_ns + (d->heartbeat_ns - d->start_ns);
+    if (state != DS_ALIVE)
+        sc.now = ages_at ? ages_at : h->start_mono_ns;
     d->ages_at_ns = sc.now;
     scan_track(base, h, stack_add_block, &sc);
-    free(index);
-    free(seen);
+    scratch_free();
 }
 
 int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, char *why,
@@ -438,7 +458,8 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
     }
     read_series(d, base, &h);
     d->no_unwinder = !!(flags & SEG_F_NO_UNWINDER);
-    read_stacks(d, base, &h, state);
+    d->stacks_stopped = !!(flags & SEG_F_STACKS_STOPPED);
+    read_stacks(d, base, &h, d->state, ages.at_ns);
     return DX_OK;
 }
 
@@ -575,8 +596,8 @@ int dump_map_read(const struct dump_map *m, struct dump *d, int state, char *why
     memset(d, 0, sizeof *d);
     rc = guarded(read_image, &a, -1);
     if (rc == -1) {
-        free(d->series);
-        memset(d, 0, sizeof *d);
+        scratch_free();
+        dump_free(d);
         why_set(why, whylen, "truncated segment: the file shrank while it was read");
         return DX_CORRUPT;
     }

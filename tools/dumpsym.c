@@ -56,7 +56,9 @@ int dump_symbolize(struct dump *d, const char *root)
         so[i].build_id = d->objs[i].build_id;
         so[i].build_id_len = d->objs[i].build_id_len;
     }
-    ctx = sym_open(so, d->nobjs, root);
+    /* More objects than sym takes: the first ones (the program and what
+     * it loaded at start); frames in the others stay unnamed. */
+    ctx = sym_open(so, d->nobjs < SYM_MAX_OBJS ? d->nobjs : SYM_MAX_OBJS, root);
     free(so);
     if (!ctx)
         return ENOMEM;

@@ -257,6 +257,10 @@ static int target_open(struct target *t, const char *arg)
 
 /* Reads the target into d, judging whether its process still runs.
  * Returns a DX code, with the reason in why[] (not printed). */
+/* Whether reads name the frames of call stacks (the views and JSON that
+ * show them; not --list, --diff, --prometheus or --events). */
+static int name_frames;
+
 static int target_read_why(struct target *t, struct dump *d, char *why, size_t whylen)
 {
     int state = DS_UNKNOWN;
@@ -265,7 +269,7 @@ static int target_read_why(struct target *t, struct dump *d, char *why, size_t w
     if (t->canonical && dump_map_header(&t->map, &h, NULL) == 0)
         state = proc_state(h.pid, h.start_ns);
     rc = dump_map_read(&t->map, d, state, why, whylen);
-    if (rc == DX_OK && d->nstacks && !d->symbolized) {
+    if (rc == DX_OK && name_frames && d->nstacks && !d->symbolized) {
         /* A live process's files, as it sees them (another mount namespace). */
         char root[64];
         snprintf(root, sizeof root, "/proc/%u/root", d->pid);
@@ -366,6 +370,7 @@ static int do_view(const char *arg)
     struct dump d;
     struct view_opts vo;
     int rc = target_open(&t, arg);
+    name_frames = 1;
     if (rc)
         return rc;
     rc = target_read(&t, &d);
@@ -679,6 +684,7 @@ static int do_watch(const char *arg)
 
     if ((rc = target_open(&t, arg)) != DX_OK)
         return rc;
+    name_frames = 1;
     view_setup(&vo);
     memset(&prev, 0, sizeof prev);
     if (in_tty && tcgetattr(STDIN_FILENO, &tty_saved) == 0) {
@@ -873,7 +879,7 @@ static int parse_age(const char *s, uint64_t *ns)
 {
     char *end;
     double v = strtod(s, &end), mult = 1e9;
-    if (end == s || !(v >= 0) || v > 1e7)
+    if (end == s || !(v >= 0))
         return EINVAL;
     if (!strcmp(end, "us"))
         mult = 1e3;
@@ -887,6 +893,8 @@ static int parse_age(const char *s, uint64_t *ns)
         mult = 3600e9;
     else
         return EINVAL;
+    if (v * mult > 1e18)
+        return ERANGE;
     *ns = (uint64_t)(v * mult);
     return 0;
 }

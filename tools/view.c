@@ -581,8 +581,11 @@ static void frame_line(FILE *f, const struct dump *d, const struct dump_frame *f
         dump_clean_text(name, sizeof name, fr->func, strlen(fr->func));
         snprintf(text, sizeof text, "%s+0x%llx", name, (unsigned long long)fr->func_off);
     } else if (on_) {
+        char note[128];
+        if (fr->note)
+            dump_clean_text(note, sizeof note, fr->note, strlen(fr->note));
         snprintf(text, sizeof text, "%s+0x%llx%s%s%s", obj, (unsigned long long)fr->obj_off,
-                 fr->note ? " (" : "", fr->note ? fr->note : "", fr->note ? ")" : "");
+                 fr->note ? " (" : "", fr->note ? note : "", fr->note ? ")" : "");
     } else {
         snprintf(text, sizeof text, "0x%llx", (unsigned long long)fr->addr);
     }
@@ -635,8 +638,12 @@ static void stack_ranking(FILE *f, const struct dump *d, const struct view_opts 
         if (r == VR_RATE) {
             double per = up > 0 ? (double)s->allocs * (double)scale / up : 0;
             char g[24];
+            if (per < 10)
+                snprintf(a, sizeof a, "%.2f", per);
+            else
+                count_str(a, sizeof a, (uint64_t)per);
             fprintf(f, "  %s%2zu%s  %9s allocs/s  %10s/s  avg %-9s  lifetime median %-8s  live %s\n",
-                    on(o, BOLD), i + 1, on(o, OFF), count_str(a, sizeof a, (uint64_t)per),
+                    on(o, BOLD), i + 1, on(o, OFF), a,
                     view_bytes(b, sizeof b, up > 0 ? (uint64_t)((double)s->req_bytes * (double)scale / up) : 0),
                     view_bytes(c, sizeof c, s->allocs ? s->req_bytes / s->allocs : 0),
                     bucket_str(e, sizeof e, median_bucket(s->life)),
@@ -660,14 +667,21 @@ static void stacks_notes(FILE *f, const struct dump *d, const struct view_opts *
 {
     char a[24], b[24];
     if (d->no_unwinder)
-        fprintf(f, "  %slibunwind could not be loaded in the process: no stacks were recorded%s\n",
-                on(o, YELLOW), on(o, OFF));
+        fprintf(f, "  %sthe process could not use libunwind (its stderr says why): no stacks "
+                   "were recorded%s\n", on(o, YELLOW), on(o, OFF));
+    if (d->stacks_stopped)
+        fprintf(f, "  %sstacks stopped while the process ran (it closed libunwind's descriptors, "
+                   "or forked during a capture; its stderr says which)%s\n", on(o, YELLOW),
+                on(o, OFF));
+    if (d->stacks_failed)
+        fprintf(f, "  %s%s tracked allocations got no stack (inside the unwinder, on a signal "
+                   "stack, during a fork, or after stacks stopped)%s\n", on(o, DIM),
+                count_str(b, sizeof b, d->stacks_failed), on(o, OFF));
     if (d->stacks_dropped)
         fprintf(f, "  %snote: the stack table was full for %s tracked allocations (not shown)%s\n",
                 on(o, YELLOW), count_str(a, sizeof a, d->stacks_dropped), on(o, OFF));
     if (d->nostack_live_count)
-        fprintf(f, "  %s%s live tracked blocks (%s) have no stack: allocated inside the unwinder "
-                   "or while it was busy%s\n", on(o, DIM),
+        fprintf(f, "  %s%s live tracked blocks (%s) have no stack%s\n", on(o, DIM),
                 count_str(a, sizeof a, d->nostack_live_count),
                 view_bytes(b, sizeof b, d->nostack_live_req), on(o, OFF));
 }

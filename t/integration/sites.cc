@@ -104,7 +104,7 @@ int main(int argc, char **argv)
     snprintf(pid, sizeof pid, "%d\n", (int)getpid());
     put(argv[1], "ready", pid);
     snprintf(path, sizeof path, "%s/stop", argv[1]);
-    for (int i = 0; i < 600 && access(path, F_OK) != 0; i++)
+    for (int i = 0; i < 6000 && access(path, F_OK) != 0; i++)   /* 10 min at most */
         sleep_ms(100);
     for (int i = 0; i < 400; i++)
         free(cache.blocks[i]);
