@@ -29,7 +29,7 @@
 
 /* Frames of the shim itself (malloc, the recording path, this file) above
  * the caller's: unwound, then left out. */
-#define SKIP_MAX 16
+#define SKIP_MAX 10
 #define PATH_MAX_LEN 4096
 
 /* Set by stack_start, read-only after. */

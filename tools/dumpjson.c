@@ -633,13 +633,15 @@ static void jcounts(struct jread *r, const struct jv *o, struct dump_class *k)
     k->live_usable = ju(r, o, "live_usable_bytes");
 }
 
-static void jhist(struct jread *r, const struct jv *a, uint64_t out[LIFEBUCKET_COUNT])
+/* A histogram: an array of {le_ns, <what>}, each added to its bucket. */
+static void jhist_as(struct jread *r, const struct jv *a, const char *what,
+                     uint64_t out[LIFEBUCKET_COUNT])
 {
     if (!a || a->type == J_NULL)
         return;
     if (a->type != J_ARR) {
         if (!r->bad)
-            r->bad = "lifetime_hist/age_hist";
+            r->bad = "a histogram";
         return;
     }
     for (size_t i = 0; i < a->n; i++) {
@@ -650,8 +652,13 @@ static void jhist(struct jread *r, const struct jv *a, uint64_t out[LIFEBUCKET_C
             for (b = 0; b < LIFEBUCKET_LAST && lifebucket_max_ns(b) < le->u; b++)
                 ;
         }
-        out[b] += ju(r, &a->kid[i], "count");
+        out[b] += ju(r, &a->kid[i], what);
     }
+}
+
+static void jhist(struct jread *r, const struct jv *a, uint64_t out[LIFEBUCKET_COUNT])
+{
+    jhist_as(r, a, "count", out);
 }
 
 static int hexval(char c);
@@ -668,21 +675,6 @@ static char *jdup(struct jread *r, const struct jv *o, const char *key)
         return NULL;
     }
     return strdup(v->s);
-}
-
-static void jhist_as(struct jread *r, const struct jv *a, const char *what,
-                     uint64_t out[LIFEBUCKET_COUNT])
-{
-    if (!a || a->type != J_ARR)
-        return;
-    for (size_t i = 0; i < a->n; i++) {
-        const struct jv *le = jget(&a->kid[i], "le_ns");
-        unsigned b = LIFEBUCKET_LAST;
-        if (le && le->type == J_NUM)
-            for (b = 0; b < LIFEBUCKET_LAST && lifebucket_max_ns(b) < le->u; b++)
-                ;
-        out[b] += ju(r, &a->kid[i], what);
-    }
 }
 
 /* call_stacks: objects, stacks and their (named) frames. */

@@ -118,6 +118,32 @@ assert ages(a) == ages(b), "the ages of a dead process kept growing"' "$d/dead1.
     rm -f "$TMP/shm/mallocshim.$pid"
 done
 
+# Many threads interning the same stacks at once (bcsim: 8 threads, blocks
+# freed by other threads): every live block is on exactly one stack or
+# counted as having none, and no stack is listed twice.
+MALLOCSHIM_CONF="sample:1,stacks:16,shm_dir:$TMP/shm" LD_PRELOAD="$SHIM" \
+    "$TOP_BUILDDIR/tools/bcsim" --threads=8 --cache=8M --duration=2 --hold=30 >"$TMP/bc.out" 2>&1 &
+bcpid=$!
+i=0
+while ! grep -q "^peak/live" "$TMP/bc.out" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+check "$SD" --dir "$TMP/shm" --json "$bcpid" && cp "$TMP/out" "$TMP/bc.json" && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+cs = d["call_stacks"]
+live = sum(s["live_count"] for s in cs["stacks"]) + cs["no_stack_live_count"]
+assert d["sampling"]["tracked_dropped"] == 0 and cs["dropped"] == 0, (d["sampling"], cs["dropped"])
+assert live == d["totals"]["live_count"], (live, d["totals"]["live_count"])
+frames = [tuple(f["addr"] for f in s["frames"]) for s in cs["stacks"]]
+assert len(frames) == len(set(frames)), "a stack is listed twice"
+assert sum(s["allocs"] for s in cs["stacks"]) > 100000, "too few stacks taken"
+main = [i for i, o in enumerate(cs["objects"]) if o["main"]]
+assert any(f["object"] in main and f["function"] for s in cs["stacks"] for f in s["frames"]), \
+    "no frame of bcsim named"
+' "$TMP/bc.json"
+ok $? "8 threads: every live block on one stack (or none), no stack twice"
+kill "$bcpid" 2>/dev/null
+wait "$bcpid" 2>/dev/null
+
 # Started with stdin, stdout and stderr closed (a daemon's way): neither the
 # segment nor libunwind's pipe may take those numbers, and stacks still work.
 mkdir -p "$TMP/nostd"

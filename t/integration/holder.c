@@ -16,31 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
-static void put(const char *dir, const char *name, const char *text)
-{
-    char path[512], tmp[520];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) || close(fd) != 0 ||
-        rename(tmp, path) != 0)
-        _exit(3);
-}
-
-static void await(const char *dir, const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    while (access(path, F_OK) != 0)
-        sleep_ms(20);
-}
+#include "handshake.h"
 
 static void *blocks[3][100];
 

@@ -16,23 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
-static void put(const char *dir, const char *name, const char *text)
-{
-    char path[512], tmp[520];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) || close(fd) != 0 ||
-        rename(tmp, path) != 0)
-        _exit(3);
-}
+#include "handshake.h"
 
 // Keeps the compiler from eliding a block.
 static void touch(void *p, size_t n)
@@ -90,7 +74,7 @@ extern "C" __attribute__((noinline)) void scratch_churn(int n)
 int main(int argc, char **argv)
 {
     static app::Cache cache;
-    char path[512], pid[32];
+    char pid[32];
 
     if (argc != 2) {
         fprintf(stderr, "usage: sites DIR\n");
@@ -103,9 +87,7 @@ int main(int argc, char **argv)
     session_open(300);
     snprintf(pid, sizeof pid, "%d\n", (int)getpid());
     put(argv[1], "ready", pid);
-    snprintf(path, sizeof path, "%s/stop", argv[1]);
-    for (int i = 0; i < 6000 && access(path, F_OK) != 0; i++)   /* 10 min at most */
-        sleep_ms(100);
+    await_ms(argv[1], "stop", 600000);   /* 10 min at most */
     for (int i = 0; i < 400; i++)
         free(cache.blocks[i]);
     for (int i = 0; i < 300; i++)
