@@ -46,6 +46,7 @@ for run in $runs; do
     sleep 1.2   # one more sample of the time series after the report
     tools/shimdump --json "$W/shm/mallocshim.$pid" >"$W/sd.$n"
     tools/shimdump "$W/shm/mallocshim.$pid" >"$W/view.$n"
+    tools/shimdump --stacks --top=2 --frames=3 "$W/shm/mallocshim.$pid" >"$W/stacks.$n"
     kill "$pid"
     wait "$pid" 2>/dev/null || true
     pid=
@@ -79,6 +80,9 @@ for run in $runs; do
     echo "=== $run: shimdump's waterfall, read while bcsim held its cache"
     sed -n '/^WHERE THE MEMORY GOES/,/^$/p' "$W/view.$n" | sed '/^$/d'
 done
+echo
+echo "=== which code holds the live bytes (shimdump --stacks, the glibc run; trimmed)"
+sed -n '/^CALL SITES BY LIVE BYTES/,/^$/p' "$W/stacks.1" | sed '/^$/d'
 echo
 echo "glibc gives each thread its own arena; blocks freed into arenas whose tops"
 echo "are pinned by live blocks stay in RSS. One arena (arenas:1), jemalloc and"

@@ -609,8 +609,8 @@ static void stack_frames(FILE *f, const struct dump *d, const struct dump_stack 
     for (uint32_t i = 0; i < s->depth && (int)i < nframes && s->frame0 + i < d->nframes; i++)
         frame_line(f, d, &d->frames[s->frame0 + i], o, i == 0 ? "      " : "      < ");
     if ((int)s->depth > nframes)
-        fprintf(f, "      %s< ... %u more frames%s\n", on(o, DIM), s->depth - (uint32_t)nframes,
-                on(o, OFF));
+        fprintf(f, "      %s< ... %u more frame%s%s\n", on(o, DIM), s->depth - (uint32_t)nframes,
+                s->depth - (uint32_t)nframes == 1 ? "" : "s", on(o, OFF));
 }
 
 /* Seconds the process has run, as of the dump. */

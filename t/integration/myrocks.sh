@@ -56,6 +56,19 @@ if mode == "ident":                   # PID BACKEND
     want = (int(args[0]), "mariadbd", "alive", args[1])
     print("pid, comm, state, backend:", got)
     sys.exit(got != want)
+if mode == "blocksite":               # a top stack reads blocks, in the plugin
+    for s in d["by_live_bytes"]:
+        fr = s["stack"]["frames"]
+        names = [f["function"] or "" for f in fr]
+        objs = [d["objects"][f["object"]]["path"] for f in fr if f["object"] is not None]
+        if any(n.startswith("rocksdb::BlockFetcher::ReadBlockContents(") for n in names) and \
+           any(o.endswith("/ha_rocksdb.so") for o in objs):
+            print("block reading: %.1f MiB live (estimate), %s" %
+                  (s["est_live_bytes"] / MiB, " < ".join(n.split("(")[0] for n in names[:4])))
+            sys.exit(0)
+    print("top sites:", [[(f["function"] or "?").split("(")[0] for f in s["stack"]["frames"][:3]]
+                         for s in d["by_live_bytes"]])
+    sys.exit(1)
 if mode == "cache":                   # CACHE-BYTES
     cache = int(args[0])
     mid = [c for c in d["size_classes"] if c["min_size"] >= 4096 and
@@ -179,6 +192,10 @@ for b in $(backends); do
     [ $rc -eq 0 ] && grep -q "^pid $pid (mariadbd)  alive .* backend $b " "$d/view.txt" &&
         grep -q '^WHERE THE MEMORY GOES' "$d/view.txt" && grep -q '^  14-16K ' "$d/view.txt"
     ok $? "$b: shimdump $pid: the one-screen view, with the 14-16K class"
+    # The plugin is dlopen'ed after start: its frames must be listed and named.
+    "$SD" --dir "$SHM" --stacks --json --top=5 "$pid" >"$d/stacks.json" 2>"$d/stacks.err" &&
+        python3 "$TMP/check.py" "$d/stacks.json" blocksite
+    ok $? "$b: shimdump --stacks: RocksDB's block reading in ha_rocksdb.so among the top sites by live bytes"
     wait $sb
     rc=$?
     [ $rc -eq 0 ] && grep -Eq '^ *ignored errors: *0 ' "$d/sysbench.out" && ! grep -q FATAL "$d/sysbench.out"
