@@ -32,7 +32,8 @@
 #define SKIP_MAX 10
 #define PATH_MAX_LEN 4096
 
-/* Set by stack_start, read-only after. */
+/* Set by stack_start, read-only after, except `unwind`, which goes to NULL
+ * (relaxed atomic) when stacks stop for good. */
 static int (*unwind)(void **buffer, int size);   /* unw_backtrace */
 static uint32_t depth, cap;
 static struct seg_header *seg_hdr;
@@ -145,6 +146,8 @@ static int pipe_intact(void)
     for (int i = 0; i < 2; i++)
         if (fstat(pipe_fd[i], &st) != 0 || st.st_ino != pipe_ino[i] || st.st_dev != pipe_dev[i]) {
             if (!__atomic_exchange_n(&pipe_lost, 1, __ATOMIC_RELAXED)) {
+                /* later tracked allocations return at once */
+                __atomic_store_n(&unwind, NULL, __ATOMIC_RELAXED);
                 __atomic_fetch_or(&seg_hdr->flags, SEG_F_STACKS_STOPPED, __ATOMIC_RELAXED);
                 log_msg("the program closed libunwind's descriptors %d and %d; call stacks stop "
                         "here (set stacks:0 for such programs)", pipe_fd[0], pipe_fd[1]);
@@ -220,7 +223,8 @@ uint32_t stack_capture(size_t req)
 
     stack_t ss;
 
-    if (__atomic_load_n(&unwind, __ATOMIC_RELAXED) == NULL || excluded)
+    int (*fn)(void **, int) = __atomic_load_n(&unwind, __ATOMIC_RELAXED);
+    if (fn == NULL || excluded)
         return 0;
     if (in_unwind) {
         __atomic_fetch_add(&head->failed, 1, __ATOMIC_RELAXED);
@@ -241,7 +245,7 @@ uint32_t stack_capture(size_t req)
         return 0;
     }
     in_unwind = 1;
-    n = unwind((void **)buf, (int)(depth + SKIP_MAX));
+    n = fn((void **)buf, (int)(depth + SKIP_MAX));
     in_unwind = 0;
     __atomic_fetch_sub(&inflight, 1, __ATOMIC_SEQ_CST);
     capturing = 0;
