@@ -144,6 +144,14 @@ ok $? "8 threads: every live block on one stack (or none), no stack twice"
 kill "$bcpid" 2>/dev/null
 wait "$bcpid" 2>/dev/null
 
+# malloc in a signal handler on an 8 KiB alternate signal stack: no
+# unwinding there (it could run off the stack's end into other memory).
+for b in $(backends); do
+    MALLOCSHIM_CONF="backend:$b,sample:1,stacks:16,shm_dir:$TMP/shm" LD_PRELOAD="$SHIM" \
+        check "$T/altstack"
+    ok $? "$b: malloc on an alternate signal stack takes no stack and writes nothing below it"
+done
+
 # Started with stdin, stdout and stderr closed (a daemon's way): neither the
 # segment nor libunwind's pipe may take those numbers, and stacks still work.
 mkdir -p "$TMP/nostd"
