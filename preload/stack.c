@@ -389,8 +389,7 @@ static void load_range(const struct dl_phdr_info *info, uint64_t *lo, uint64_t *
 }
 
 struct scan {
-    unsigned index;
-    int stop;
+    unsigned index;            /* of the object being looked at: 0 is the program */
 };
 
 /* Synchronization: the sampler thread's (and stack_start's, before the
@@ -449,7 +448,7 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
 
 void stack_refresh_objects(void)
 {
-    struct scan sc = { 0, 0 };
+    struct scan sc = { 0 };
     if (objs_head != NULL)
         dl_iterate_phdr(add_object, &sc);
 }

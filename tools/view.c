@@ -484,10 +484,8 @@ static void heat_map(FILE *f, const struct dump *d, const struct view_opts *o, i
 
 static void heading(FILE *f, const struct dump *d, const struct view_opts *o);
 
-static uint64_t rank_key(const struct dump *d, const struct dump_stack *s, enum view_rank r,
-                         unsigned long_bucket)
+static uint64_t rank_key(const struct dump_stack *s, enum view_rank r, unsigned long_bucket)
 {
-    (void)d;
     switch (r) {
     case VR_LIVE: return s->live_req;
     case VR_LONG: return dump_stack_older(s, long_bucket);
@@ -500,12 +498,12 @@ size_t view_rank_stacks(const struct dump *d, enum view_rank rank, unsigned long
 {
     size_t n = 0;
     for (size_t i = 0; i < d->nstacks; i++) {
-        uint64_t k = rank_key(d, &d->stacks[i], rank, long_bucket);
+        uint64_t k = rank_key(&d->stacks[i], rank, long_bucket);
         if (k == 0)
             continue;
         /* insertion into the top `max`, best first; ties keep table order */
         size_t at = n < max ? n : max;
-        while (at > 0 && rank_key(d, &d->stacks[out[at - 1]], rank, long_bucket) < k)
+        while (at > 0 && rank_key(&d->stacks[out[at - 1]], rank, long_bucket) < k)
             at--;
         if (at >= max)
             continue;
