@@ -72,12 +72,11 @@ static int gate, inflight;
  * held. Synchronization: written in prepare, read in the child. */
 static int drain_failed;
 
-/* Set while this thread is inside the unwinder: a malloc from in there
- * (libunwind's thread-local data) is tracked without a stack. `capturing`
- * spans the whole capture (inflight raised): a fork from a signal handler
- * that interrupted it must not wait for it. `excluded`: the shim's own
- * sampler thread, whose allocations are not the program's. */
-static __thread int in_unwind __attribute__((tls_model("initial-exec")));
+/* Set while this thread takes a stack (inflight raised, libunwind
+ * running): a malloc from in there (libunwind's thread-local data) is
+ * tracked without a stack, and a fork from a signal handler that
+ * interrupted it must not wait for it. `excluded`: the shim's own sampler
+ * thread, whose allocations are not the program's. */
 static __thread int capturing __attribute__((tls_model("initial-exec")));
 static __thread int excluded __attribute__((tls_model("initial-exec")));
 
@@ -192,9 +191,9 @@ static int find_pipe(void)
         held[nheld++] = h;
     }
     lowest_free(fd, 2);
-    in_unwind = 1;
+    capturing = 1;
     unwind(tmp, 4);
-    in_unwind = 0;
+    capturing = 0;
     while (nheld > 0)
         close(held[--nheld]);
     if (fd[0] < 3)
@@ -226,7 +225,7 @@ uint32_t stack_capture(size_t req)
     int (*fn)(void **, int) = __atomic_load_n(&unwind, __ATOMIC_RELAXED);
     if (fn == NULL || excluded)
         return 0;
-    if (in_unwind) {
+    if (capturing) {
         __atomic_fetch_add(&head->failed, 1, __ATOMIC_RELAXED);
         return 0;
     }
@@ -244,9 +243,7 @@ uint32_t stack_capture(size_t req)
         __atomic_fetch_add(&head->failed, 1, __ATOMIC_RELAXED);
         return 0;
     }
-    in_unwind = 1;
     n = fn((void **)buf, (int)(depth + SKIP_MAX));
-    in_unwind = 0;
     __atomic_fetch_sub(&inflight, 1, __ATOMIC_SEQ_CST);
     capturing = 0;
 
@@ -313,7 +310,6 @@ void stack_fork_done(int child)
     if (unwind == NULL)
         return;
     if (child) {
-        in_unwind = 0;
         capturing = 0;
         __atomic_store_n(&inflight, 0, __ATOMIC_SEQ_CST);
         if (drain_failed) {
