@@ -849,8 +849,10 @@ static void sample_once(void)
         huge = proc_field_kb(text, "AnonHugePages");
     smp.rss_huge = huge;
     be->snapshot(&smp.backend);
-    if (with_stacks)
+    if (with_stacks) {
         stack_refresh_objects();
+        stack_check_fds();
+    }
 
     /* Ages of the tracked blocks still live. */
     struct age_ctx ctx = { age, now_mono };

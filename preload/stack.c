@@ -47,17 +47,20 @@ static uintptr_t self_lo, self_hi;   /* this library's loaded range */
 
 /* libunwind 1.6 opens a pipe at its first use and, to check that memory is
  * readable, reads one byte from its read end and writes one to its write end
- * while it unwinds some frames. If the program closes those descriptors
- * (closefrom, a daemon's cleanup) and reuses the numbers, that would read
+ * while it unwinds some frames. If the program closed those descriptors
+ * (closefrom, a daemon's cleanup) and reused the numbers, that would read
  * from and write into the program's own files or sockets, and libunwind's
- * recovery closes them. So the pipe is identified at start, and every
- * capture first checks that both descriptors are still that pipe; once they
- * are not, capturing stops for good. Set by stack_start; `pipe_fd[0]` < 0
- * when libunwind opened no pipe. */
+ * recovery closes them. So the pipe is identified at start, and the shim's
+ * wrappers of close, dup2, dup3, close_range and closefrom (guard.c) stop
+ * capturing for good, and wait for the captures under way, before such a
+ * call closes either end. A close that bypasses libc (a raw system call) is
+ * caught by the sampler thread's check, within a second. Set by
+ * stack_start; `pipe_fd[0]` < 0 when libunwind opened no pipe. */
 static int pipe_fd[2] = { -1, -1 };
 static dev_t pipe_dev[2];
 static ino_t pipe_ino[2];
-/* Synchronization: atomic; set once, by the capture that finds the pipe gone. */
+/* Synchronization: sequentially consistent, set once, as `gate` below is
+ * raised (Dekker style against `inflight`); never cleared. */
 static int pipe_lost;
 
 /* The fork gate. Synchronization: sequentially consistent, Dekker style: a
@@ -79,6 +82,10 @@ static int drain_failed;
  * thread, whose allocations are not the program's. */
 static __thread int capturing __attribute__((tls_model("initial-exec")));
 static __thread int excluded __attribute__((tls_model("initial-exec")));
+/* This thread's alternate signal stack, [alt_lo, alt_hi), as its last
+ * sigaltstack call through libc set it (guard.c); empty when none. */
+static __thread uintptr_t alt_lo __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t alt_hi __attribute__((tls_model("initial-exec")));
 
 static struct seg_stack *entry(uint32_t i)
 {
@@ -136,24 +143,68 @@ static uint32_t intern(const uint64_t *f, uint32_t n, uint64_t h)
     return 0;
 }
 
-/* Whether libunwind's pipe is still open under its numbers. */
-static int pipe_intact(void)
+/* Waits (up to 100 ms) until no thread is inside the unwinder, once the
+ * caller has raised `gate` or `pipe_lost`; never for the calling thread's
+ * own capture (a signal handler that interrupted it). Returns 0 when none
+ * is left, 1 when some did not finish in time. */
+static int drain(void)
+{
+    struct timespec t0, t;
+    if (capturing)
+        return 1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* A capture takes microseconds; never wait forever: the waiting thread
+     * may hold a lock that a capturing thread waits for. */
+    while (__atomic_load_n(&inflight, __ATOMIC_SEQ_CST) != 0) {
+        sched_yield();
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > 100000000L)
+            return 1;
+    }
+    return 0;
+}
+
+/* Stops capturing for good, because libunwind's pipe is being or was
+ * closed; one line on stderr. Waits for the captures under way. */
+static void pipe_gone(void)
+{
+    if (__atomic_exchange_n(&pipe_lost, 1, __ATOMIC_SEQ_CST))
+        return;
+    /* later tracked allocations return at once */
+    __atomic_store_n(&unwind, NULL, __ATOMIC_RELAXED);
+    __atomic_fetch_or(&seg_hdr->flags, SEG_F_STACKS_STOPPED, __ATOMIC_RELAXED);
+    log_msg("the program closed libunwind's descriptors %d and %d; call stacks stop "
+            "here (set stacks:0 for such programs)", pipe_fd[0], pipe_fd[1]);
+    if (drain())
+        log_msg("a call stack was still being taken while descriptor %d or %d closed",
+                pipe_fd[0], pipe_fd[1]);
+}
+
+void stack_fds_closing(unsigned lo, unsigned hi)
+{
+    int r = pipe_fd[0], w = pipe_fd[1];
+    if (r < 0 || __atomic_load_n(&pipe_lost, __ATOMIC_RELAXED))
+        return;
+    if (((unsigned)r >= lo && (unsigned)r <= hi) || ((unsigned)w >= lo && (unsigned)w <= hi))
+        pipe_gone();
+}
+
+void stack_check_fds(void)
 {
     struct stat st;
-    if (__atomic_load_n(&pipe_lost, __ATOMIC_RELAXED))
-        return 0;
+    if (pipe_fd[0] < 0 || __atomic_load_n(&pipe_lost, __ATOMIC_RELAXED))
+        return;
     for (int i = 0; i < 2; i++)
         if (fstat(pipe_fd[i], &st) != 0 || st.st_ino != pipe_ino[i] || st.st_dev != pipe_dev[i]) {
-            if (!__atomic_exchange_n(&pipe_lost, 1, __ATOMIC_RELAXED)) {
-                /* later tracked allocations return at once */
-                __atomic_store_n(&unwind, NULL, __ATOMIC_RELAXED);
-                __atomic_fetch_or(&seg_hdr->flags, SEG_F_STACKS_STOPPED, __ATOMIC_RELAXED);
-                log_msg("the program closed libunwind's descriptors %d and %d; call stacks stop "
-                        "here (set stacks:0 for such programs)", pipe_fd[0], pipe_fd[1]);
-            }
-            return 0;
+            pipe_gone();
+            return;
         }
-    return 1;
+}
+
+void stack_altstack_set(const void *sp, size_t size, int disable)
+{
+    alt_lo = disable ? 0 : (uintptr_t)sp;
+    alt_hi = disable ? 0 : (uintptr_t)sp + size;
 }
 
 /* The lowest n free descriptors. */
@@ -220,8 +271,6 @@ uint32_t stack_capture(size_t req)
     union { void *p; uint64_t u; } buf[SEG_STACK_DEPTH_MAX + SKIP_MAX];
     int n, k = 0;
 
-    stack_t ss;
-
     int (*fn)(void **, int) = __atomic_load_n(&unwind, __ATOMIC_RELAXED);
     if (fn == NULL || excluded)
         return 0;
@@ -231,13 +280,13 @@ uint32_t stack_capture(size_t req)
     }
     /* On an alternate signal stack (a crash handler's, often 8 KiB), the
      * unwinder's few KiB could run off its end into whatever lies below. */
-    if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)) {
+    if ((uintptr_t)buf - alt_lo < alt_hi - alt_lo) {
         __atomic_fetch_add(&head->failed, 1, __ATOMIC_RELAXED);
         return 0;
     }
     capturing = 1;
     __atomic_fetch_add(&inflight, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&gate, __ATOMIC_SEQ_CST) || (pipe_fd[0] >= 0 && !pipe_intact())) {
+    if (__atomic_load_n(&gate, __ATOMIC_SEQ_CST) || __atomic_load_n(&pipe_lost, __ATOMIC_SEQ_CST)) {
         __atomic_fetch_sub(&inflight, 1, __ATOMIC_SEQ_CST);
         capturing = 0;
         __atomic_fetch_add(&head->failed, 1, __ATOMIC_RELAXED);
@@ -281,28 +330,12 @@ void stack_exclude_thread(void)
 
 void stack_fork_prepare(void)
 {
-    struct timespec t0, t;
     if (unwind == NULL)
         return;
     __atomic_store_n(&gate, 1, __ATOMIC_SEQ_CST);
-    drain_failed = 0;
-    if (capturing) {
-        /* fork from a signal handler that interrupted this thread's own
-         * capture: it cannot drain while we wait */
-        drain_failed = 1;
-        return;
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    /* A capture takes microseconds; wait up to 100 ms for the last one,
-     * never forever: the forking thread may hold a lock it waits for. */
-    while (__atomic_load_n(&inflight, __ATOMIC_SEQ_CST) != 0) {
-        sched_yield();
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > 100000000L) {
-            drain_failed = 1;
-            break;
-        }
-    }
+    /* fork from a signal handler that interrupted this thread's own
+     * capture cannot drain: drain() says so at once */
+    drain_failed = drain();
 }
 
 void stack_fork_done(int child)

@@ -42,6 +42,22 @@ void stack_exclude_thread(void);
  * Called by the sampler thread only (and by stack_start). */
 void stack_refresh_objects(void);
 
+/* Descriptors lo..hi (inclusive) are about to be closed or replaced by
+ * the program (guard.c's wrappers): if either end of libunwind's pipe is
+ * among them, stacks stop for good, with one line on stderr, and this waits
+ * (up to 100 ms) for the captures under way before returning. Cheap when
+ * they are not. */
+void stack_fds_closing(unsigned lo, unsigned hi);
+
+/* Checks that libunwind's pipe is still open under its numbers, for closes
+ * that bypassed libc; stops stacks as above when not. Sampler thread. */
+void stack_check_fds(void);
+
+/* The calling thread's alternate signal stack is now [sp, sp+size), or
+ * none (disable != 0): no stack is taken while running on it, where the
+ * unwinder could run off its end. Async-signal-safe. */
+void stack_altstack_set(const void *sp, size_t size, int disable);
+
 /* Around fork: prepare waits (up to 100 ms) until no thread is inside the
  * unwinder, whose locks a child could otherwise inherit held, and keeps new
  * captures out until stack_fork_done (child: 1 in the child, 0 in the

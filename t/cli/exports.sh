@@ -1,7 +1,7 @@
 #!/bin/sh
 # exports.sh: libmallocshim.so exports exactly the malloc family, the C++
-# operators and the mallocshim_ API; the embedded jemalloc stays hidden and
-# does not start unless it is the chosen backend.
+# operators, the mallocshim_ API and guard.c's six libc calls; the embedded
+# jemalloc stays hidden and does not start unless it is the chosen backend.
 . "$TOP_SRCDIR/t/lib.sh"
 
 cat >"$TMP/want" <<'EOF2'
@@ -27,6 +27,11 @@ _ZnwmSt11align_val_t
 _ZnwmSt11align_val_tRKSt9nothrow_t
 aligned_alloc
 calloc
+close
+close_range
+closefrom
+dup2
+dup3
 free
 mallinfo
 mallinfo2
@@ -43,12 +48,13 @@ posix_memalign
 pvalloc
 realloc
 reallocarray
+sigaltstack
 valloc
 EOF2
 nm -D --defined-only "$SHIM" | awk '$2 ~ /^[TWVDBi]$/ {print $3}' | sed 's/@.*//' | LC_ALL=C sort >"$TMP/got"
 LC_ALL=C sort -o "$TMP/want" "$TMP/want"
 diff "$TMP/want" "$TMP/got" >&2
-ok $? "exported symbols are exactly the malloc family, C++ operators and mallocshim_*"
+ok $? "exported symbols are exactly the malloc family, C++ operators, mallocshim_* and guard.c's six"
 
 ! nm -D "$SHIM" | grep -Eq 'msje_|je_|mallctl|mallocx'
 ok $? "nothing of the embedded jemalloc is exported"

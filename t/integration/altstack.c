@@ -1,7 +1,9 @@
 /* altstack: mallocs in a signal handler that runs on a small alternate
  * signal stack (SIGSTKSZ, as crash handlers use), with every allocation
  * tracked and stacks on: the shim must not unwind there, so the memory
- * below the alternate stack stays untouched. Exits 0 when it does. */
+ * below the alternate stack stays untouched. Exits 0 when it does. With
+ * "autodisarm", the stack is set with SS_AUTODISARM, so that inside the
+ * handler the kernel reports no alternate stack at all. */
 #include "config.h"
 
 #include <signal.h>
@@ -9,6 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31)   /* linux/signal.h, since Linux 4.7 */
+#endif
 
 #define GUARD (64 * 1024)
 #define ALT 7168   /* a small alternate stack: room for the shim, not for unwinding */
@@ -27,7 +33,7 @@ static void handler(int sig)
     handled++;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     stack_t ss;
     struct sigaction sa;
@@ -38,7 +44,7 @@ int main(void)
     memset(area, 0xa5, GUARD);
     ss.ss_sp = area + GUARD;
     ss.ss_size = ALT;
-    ss.ss_flags = 0;
+    ss.ss_flags = argc > 1 && strcmp(argv[1], "autodisarm") == 0 ? SS_AUTODISARM : 0;
     if (sigaltstack(&ss, NULL) != 0)
         return 2;
     memset(&sa, 0, sizeof sa);
