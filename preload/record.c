@@ -73,6 +73,15 @@ static struct {
     const uint8_t *filter;
     unsigned filter_shift;
 } hot __attribute__((aligned(64)));
+/* For requests up to UC_MAX bytes, where the backend can tell the usable
+ * size from the request (usable_for): usable size | class << 16, by 8-byte
+ * steps (uc_for[(n + 7) / 8]), so that malloc makes one load instead of a
+ * call and a class lookup. Filled by record_start from usable_for, and
+ * used only if usable_for answers alike for every n of each step
+ * (uc_table). Read-only after start. */
+#define UC_MAX 4096
+static uint32_t uc_for[UC_MAX / 8 + 1];
+static int uc_table;
 static const uint8_t filter_all[2] = { 1, 1 };
 /* The segment's file is created unnamed (O_TMPFILE) and given its name
  * (linkat) when the process first tracks a block, so that the many short
@@ -586,10 +595,9 @@ static void *alloc_slow(void *p, size_t req, size_t u, unsigned c, int is_reallo
 
 /* Counts an allocation in the thread's own slot, and draws for tracking.
  * Returns p. */
-static inline __attribute__((always_inline)) void *on_alloc_u(void *p, size_t req, size_t u,
-                                                              int is_realloc)
+static inline __attribute__((always_inline)) void *on_alloc_uc(void *p, size_t req, size_t u,
+                                                               unsigned c, int is_realloc)
 {
-    unsigned c = sizeclass_of(u);
     struct seg_slot *s = rt.slot;
     if (unlikely(s == NULL))
         return alloc_slow(p, req, u, c, is_realloc);
@@ -602,6 +610,12 @@ static inline __attribute__((always_inline)) void *on_alloc_u(void *p, size_t re
     if (unlikely(--rt.countdown <= 0))
         return maybe_track(p, req, u, c);
     return p;
+}
+
+static inline __attribute__((always_inline)) void *on_alloc_u(void *p, size_t req, size_t u,
+                                                              int is_realloc)
+{
+    return on_alloc_uc(p, req, u, sizeclass_of(u), is_realloc);
 }
 
 /* The end of a free that the filter did not rule out: p may be tracked. */
@@ -637,6 +651,19 @@ static void *rec_malloc_for(size_t n)
     void *p = hot.malloc(n);
     if (unlikely(p == NULL))
         return p;
+    return on_alloc_u(p, n, hot.usable_for(n), 0);
+}
+
+/* The same, with the usable size and class from uc_for up to UC_MAX. */
+static void *rec_malloc_table(size_t n)
+{
+    void *p = hot.malloc(n);
+    if (unlikely(p == NULL))
+        return p;
+    if (likely(n <= UC_MAX)) {
+        uint32_t e = uc_for[(n + 7) >> 3];
+        return on_alloc_uc(p, n, e & 0xffff, e >> 16, 0);
+    }
     return on_alloc_u(p, n, hot.usable_for(n), 0);
 }
 
@@ -1249,6 +1276,25 @@ const char *record_path(void)
     return seg_path;
 }
 
+/* Fills uc_for from usable_for. Returns 1, or 0 when usable_for does not
+ * answer alike for the 8 requests of some step, or gives a usable size
+ * that does not fit (then uc_for is not used). */
+static int uc_fill(size_t (*usable_for)(size_t))
+{
+    for (size_t n = 0; n <= UC_MAX; n++) {
+        size_t u = usable_for(n);
+        size_t g = (n + 7) >> 3;
+        if (u < n || u > 0xffff)
+            return 0;
+        uint32_t e = (uint32_t)u | (uint32_t)sizeclass_of(u) << 16;
+        if (n == 0 || (n & 7) == 1)
+            uc_for[g] = e;   /* the first request of its step (0 alone in step 0) */
+        else if (uc_for[g] != e)
+            return 0;
+    }
+    return 1;
+}
+
 long record_stack_depth(const struct conf *c)
 {
     if (!(c->set_mask & (1u << CONF_K_STACKS)) && c->sample == 1)
@@ -1334,11 +1380,12 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     hot.free = backend->free;
     hot.usable = backend->usable_live;
     hot.usable_for = backend->usable_for;
+    uc_table = backend->usable_for && uc_fill(backend->usable_for);
     hot.filter = sample_n > 1 ? filter : filter_all;
     hot.filter_shift = sample_n > 1 ? filter_shift : 63;
     rec_ops = *backend;
     /* The backend's own variants, so the hot path tests nothing about it. */
-    rec_ops.malloc = backend->usable_for ? rec_malloc_for : rec_malloc;
+    rec_ops.malloc = uc_table ? rec_malloc_table : backend->usable_for ? rec_malloc_for : rec_malloc;
     rec_ops.free = rec_free;
     rec_ops.free_sized = rec_free_sized;
     rec_ops.calloc = rec_calloc;
