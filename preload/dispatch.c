@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "dispatch.h"
+#include "guard.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -83,6 +84,7 @@ int dispatch_init(void)
     if (ps > 0)
         dispatch_pagesize = (size_t)ps;
 
+    guard_init();
     conf_load(&conf, getenv("MALLOCSHIM_CONF"), getenv("MALLOCSHIM_CONF_FILE"),
               SYSCONFDIR "/mallocshim.conf", getauxval(AT_SECURE) != 0, warn_line, NULL);
 

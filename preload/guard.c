@@ -1,9 +1,14 @@
 /* guard: the few libc calls, besides the malloc family, that the shim wraps,
  * because they could pull the ground from under the unwinder it runs inside
  * the program: closing libunwind's descriptors, and alternate signal stacks.
- * Each does what libc's does and only tells stack.c about it first. */
+ * Each tells stack.c first, then passes the call on, unchanged, to the next
+ * definition (another preloaded library's, else libc's). */
 #include "config.h"
 
+#include "guard.h"
+
+#include <dlfcn.h>
+#include <errno.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -15,59 +20,101 @@
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
 
 /* libc's own entry points under their internal names (exported by glibc
- * since 2.2.5), so that close stays a cancellation point as libc's is. */
+ * since 2.2.5), for calls made before guard_init: close stays a
+ * cancellation point, as libc's is. */
 int __close(int fd);
 int __dup2(int oldfd, int newfd);
 
+/* The next definitions. Synchronization: set once by guard_init, before
+ * the shim is published as ready; read with relaxed loads (until set, the
+ * fallbacks below serve). */
+static int (*next_close)(int);
+static int (*next_dup2)(int, int);
+static int (*next_dup3)(int, int, int);
+static int (*next_close_range)(unsigned int, unsigned int, int);
+static void (*next_closefrom)(int);
+static int (*next_sigaltstack)(const stack_t *, stack_t *);
+
+#define NEXT(f) __atomic_load_n(&next_##f, __ATOMIC_RELAXED)
+
+void guard_init(void)
+{
+    __atomic_store_n((void **)&next_close, dlsym(RTLD_NEXT, "close"), __ATOMIC_RELAXED);
+    __atomic_store_n((void **)&next_dup2, dlsym(RTLD_NEXT, "dup2"), __ATOMIC_RELAXED);
+    __atomic_store_n((void **)&next_dup3, dlsym(RTLD_NEXT, "dup3"), __ATOMIC_RELAXED);
+    __atomic_store_n((void **)&next_close_range, dlsym(RTLD_NEXT, "close_range"),
+                     __ATOMIC_RELAXED);
+    __atomic_store_n((void **)&next_closefrom, dlsym(RTLD_NEXT, "closefrom"), __ATOMIC_RELAXED);
+    __atomic_store_n((void **)&next_sigaltstack, dlsym(RTLD_NEXT, "sigaltstack"),
+                     __ATOMIC_RELAXED);
+}
+
+/* A call that fails without closing anything (a bad oldfd, bad flags)
+ * still stops stacks if it names libunwind's pipe: erring that way loses
+ * stacks, the other way could lose the program's data. */
 SHIM_EXPORT int close(int fd)
 {
-    if (fd >= 0)
-        stack_fds_closing((unsigned)fd, (unsigned)fd);
-    return __close(fd);
+    if (fd >= 0 && stack_fds_closing((unsigned)fd, (unsigned)fd))
+        return 0;
+    int (*f)(int) = NEXT(close);
+    return f ? f(fd) : __close(fd);
 }
 
 SHIM_EXPORT int dup2(int oldfd, int newfd)
 {
     if (newfd >= 0 && newfd != oldfd)
         stack_fds_closing((unsigned)newfd, (unsigned)newfd);
-    return __dup2(oldfd, newfd);
+    int (*f)(int, int) = NEXT(dup2);
+    return f ? f(oldfd, newfd) : __dup2(oldfd, newfd);
 }
 
-/* dup3, close_range and sigaltstack are plain system calls in glibc too. */
+/* The fallbacks of dup3, close_range and sigaltstack are the system calls
+ * that glibc's own are. */
 SHIM_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
     if (newfd >= 0 && newfd != oldfd)
         stack_fds_closing((unsigned)newfd, (unsigned)newfd);
-    return (int)syscall(SYS_dup3, oldfd, newfd, flags);
+    int (*f)(int, int, int) = NEXT(dup3);
+    return f ? f(oldfd, newfd, flags) : (int)syscall(SYS_dup3, oldfd, newfd, flags);
 }
 
 SHIM_EXPORT int close_range(unsigned int lo, unsigned int hi, int flags)
 {
     if (!(flags & CLOSE_RANGE_CLOEXEC) && lo <= hi)
         stack_fds_closing(lo, hi);
-    return (int)syscall(SYS_close_range, lo, hi, flags);
+    int (*f)(unsigned int, unsigned int, int) = NEXT(close_range);
+    return f ? f(lo, hi, flags) : (int)syscall(SYS_close_range, lo, hi, flags);
 }
 
-/* As glibc's: close_range, else (a kernel before 5.9) one close each. */
 SHIM_EXPORT void closefrom(int lowfd)
 {
     unsigned lo = lowfd < 0 ? 0 : (unsigned)lowfd;
     stack_fds_closing(lo, ~0U);
-    if (syscall(SYS_close_range, lo, ~0U, 0) == 0)
+    void (*f)(int) = NEXT(closefrom);
+    if (f) {
+        f(lowfd);
         return;
-    long max = sysconf(_SC_OPEN_MAX);
-    for (long fd = lo; fd < max; fd++)
-        __close((int)fd);
+    }
+    /* Before guard_init only: close_range, as glibc does first (a kernel
+     * without it, before 5.9, leaves the descriptors open here). */
+    syscall(SYS_close_range, lo, ~0U, 0);
 }
 
 SHIM_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 {
     stack_t cur;
-    long r = syscall(SYS_sigaltstack, ss, old);
-    /* what the kernel holds now (ss may be bad, or be where old points) */
-    if (r == 0 && ss != NULL && syscall(SYS_sigaltstack, NULL, &cur) == 0)
+    int (*f)(const stack_t *, stack_t *) = NEXT(sigaltstack);
+    int r = f ? f(ss, old) : (int)syscall(SYS_sigaltstack, ss, old);
+    int saved = errno;
+    /* What the kernel holds now, whatever r says (a new stack is set before
+     * a bad `old` fails the call; ss may be where old points). */
+    if (ss != NULL && syscall(SYS_sigaltstack, NULL, &cur) == 0)
         stack_altstack_set(cur.ss_sp, cur.ss_size, (cur.ss_flags & SS_DISABLE) != 0);
-    return (int)r;
+    errno = saved;
+    return r;
 }

@@ -1224,6 +1224,7 @@ static void fork_child_segment(void)
         if (remap_segment(-1, size) != 0) {
             /* Nothing private either: stop recording in this child. */
             __atomic_store_n(&dispatch_ops, be, __ATOMIC_RELEASE);
+            stack_detach();
             return;
         }
     }

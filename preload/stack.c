@@ -54,20 +54,28 @@ static uintptr_t self_lo, self_hi;   /* this library's loaded range */
  * wrappers of close, dup2, dup3, close_range and closefrom (guard.c) stop
  * capturing for good, and wait for the captures under way, before such a
  * call closes either end. A close that bypasses libc (a raw system call) is
- * caught by the sampler thread's check, within a second. Set by
- * stack_start; `pipe_fd[0]` < 0 when libunwind opened no pipe. */
+ * caught by the sampler thread's check, once per interval_ms. Set by
+ * stack_start; `pipe_fd[0]` < 0 when libunwind opened no pipe (or the
+ * process has no segment of its own: stack_detach). `owner`: the process
+ * whose pipe it is; a vfork child, which shares this memory but not the
+ * descriptors, closes nothing of ours. */
 static int pipe_fd[2] = { -1, -1 };
 static dev_t pipe_dev[2];
 static ino_t pipe_ino[2];
-/* Synchronization: sequentially consistent, set once, as `gate` below is
- * raised (Dekker style against `inflight`); never cleared. */
-static int pipe_lost;
+static pid_t owner;
+/* Plays the role of `gate` below for good once the pipe is (being) closed:
+ * sequentially consistent, Dekker style against `inflight`; never cleared.
+ * `pipe_logged`: its stderr line was written (atomic exchange). The line
+ * waits for the next allocation that would have taken a stack, so that a
+ * fork child that closes descriptors before exec prints nothing into what
+ * its new image writes. */
+static int pipe_lost, pipe_logged;
 
 /* The fork gate. Synchronization: sequentially consistent, Dekker style: a
  * capture raises `inflight` and then reads `gate`; fork raises `gate` and
  * then waits for `inflight` to drain. So no thread is inside libunwind (and
- * none of its locks is held) while the process forks. Only tracked
- * allocations touch these. */
+ * none of its locks is held) while the process forks. Tracked allocations,
+ * fork and the closing of libunwind's pipe (pipe_gone) touch these. */
 static int gate, inflight;
 /* Set by fork's prepare when captures did not drain in time (a capturing
  * thread waits for something the forking thread holds); the child then
@@ -77,15 +85,20 @@ static int drain_failed;
 
 /* Set while this thread takes a stack (inflight raised, libunwind
  * running): a malloc from in there (libunwind's thread-local data) is
- * tracked without a stack, and a fork from a signal handler that
- * interrupted it must not wait for it. `excluded`: the shim's own sampler
- * thread, whose allocations are not the program's. */
+ * tracked without a stack, and a fork or a close from a signal handler
+ * that interrupted it must not wait for it. `excluded`: the shim's own
+ * sampler thread, whose allocations are not the program's. */
 static __thread int capturing __attribute__((tls_model("initial-exec")));
 static __thread int excluded __attribute__((tls_model("initial-exec")));
 /* This thread's alternate signal stack, [alt_lo, alt_hi), as its last
- * sigaltstack call through libc set it (guard.c); empty when none. */
+ * sigaltstack call through libc set it (guard.c); empty when none. [was_lo,
+ * was_hi): the one it replaced while running on it (a handler on an
+ * SS_AUTODISARM stack may set another; the kernel restores the first on
+ * return). No stack is taken on either. */
 static __thread uintptr_t alt_lo __attribute__((tls_model("initial-exec")));
 static __thread uintptr_t alt_hi __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t was_lo __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t was_hi __attribute__((tls_model("initial-exec")));
 
 static struct seg_stack *entry(uint32_t i)
 {
@@ -143,19 +156,20 @@ static uint32_t intern(const uint64_t *f, uint32_t n, uint64_t h)
     return 0;
 }
 
-/* Waits (up to 100 ms) until no thread is inside the unwinder, once the
- * caller has raised `gate` or `pipe_lost`; never for the calling thread's
- * own capture (a signal handler that interrupted it). Returns 0 when none
- * is left, 1 when some did not finish in time. */
+/* Waits (up to 100 ms) until no other thread is inside the unwinder, once
+ * the caller has raised `gate` or `pipe_lost` (this thread's own capture,
+ * which a signal handler may have interrupted, cannot finish meanwhile).
+ * Returns 0 when none is left, 1 when some did not finish in time. */
 static int drain(void)
 {
     struct timespec t0, t;
-    if (capturing)
-        return 1;
+    int self = capturing ? 1 : 0;
+    if (__atomic_load_n(&inflight, __ATOMIC_SEQ_CST) <= self)
+        return 0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     /* A capture takes microseconds; never wait forever: the waiting thread
      * may hold a lock that a capturing thread waits for. */
-    while (__atomic_load_n(&inflight, __ATOMIC_SEQ_CST) != 0) {
+    while (__atomic_load_n(&inflight, __ATOMIC_SEQ_CST) > self) {
         sched_yield();
         clock_gettime(CLOCK_MONOTONIC, &t);
         if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > 100000000L)
@@ -164,46 +178,87 @@ static int drain(void)
     return 0;
 }
 
-/* Stops capturing for good, because libunwind's pipe is being or was
- * closed; one line on stderr. Waits for the captures under way. */
-static void pipe_gone(void)
+/* The one stderr line that says stacks stopped because the pipe went. */
+static void pipe_note(void)
 {
-    if (__atomic_exchange_n(&pipe_lost, 1, __ATOMIC_SEQ_CST))
-        return;
-    /* later tracked allocations return at once */
-    __atomic_store_n(&unwind, NULL, __ATOMIC_RELAXED);
-    __atomic_fetch_or(&seg_hdr->flags, SEG_F_STACKS_STOPPED, __ATOMIC_RELAXED);
-    log_msg("the program closed libunwind's descriptors %d and %d; call stacks stop "
-            "here (set stacks:0 for such programs)", pipe_fd[0], pipe_fd[1]);
+    if (!__atomic_exchange_n(&pipe_logged, 1, __ATOMIC_RELAXED))
+        log_msg("the program closed libunwind's descriptors %d and %d; call stacks stop "
+                "here (set stacks:0 for such programs)", pipe_fd[0], pipe_fd[1]);
+}
+
+/* Stops capturing for good, because libunwind's pipe is being or was
+ * closed, and waits for the captures under way. `now`: write the line now
+ * rather than at the next allocation that would have taken a stack. */
+static void pipe_gone(int now)
+{
+    if (!__atomic_exchange_n(&pipe_lost, 1, __ATOMIC_SEQ_CST)) {
+        /* later tracked allocations return at once */
+        __atomic_store_n(&unwind, NULL, __ATOMIC_RELAXED);
+        __atomic_fetch_or(&seg_hdr->flags, SEG_F_STACKS_STOPPED, __ATOMIC_RELAXED);
+    }
+    if (now)
+        pipe_note();
+    /* every closer waits, not only the first: another thread's close of
+     * the other end must not pass a capture still running either */
     if (drain())
         log_msg("a call stack was still being taken while descriptor %d or %d closed",
                 pipe_fd[0], pipe_fd[1]);
 }
 
-void stack_fds_closing(unsigned lo, unsigned hi)
+/* Whether descriptor fd is still the pipe end i. */
+static int pipe_is(int fd, int i)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && st.st_ino == pipe_ino[i] && st.st_dev == pipe_dev[i];
+}
+
+int stack_fds_closing(unsigned lo, unsigned hi)
 {
     int r = pipe_fd[0], w = pipe_fd[1];
-    if (r < 0 || __atomic_load_n(&pipe_lost, __ATOMIC_RELAXED))
-        return;
-    if (((unsigned)r >= lo && (unsigned)r <= hi) || ((unsigned)w >= lo && (unsigned)w <= hi))
-        pipe_gone();
+    if (r < 0)
+        return 0;
+    int hit_r = (unsigned)r >= lo && (unsigned)r <= hi;
+    int hit_w = (unsigned)w >= lo && (unsigned)w <= hi;
+    if (!hit_r && !hit_w)
+        return 0;
+    if (getpid() != owner)
+        return 0;   /* a vfork child: its descriptors are its own */
+    /* libunwind itself, recovering from a read or write that failed,
+     * closes its pipe: if the number is someone else's by now (closed by
+     * a raw system call and reused), leave it open. */
+    if (capturing && lo == hi && !pipe_is((int)lo, hit_r ? 0 : 1)) {
+        pipe_gone(1);
+        return 1;
+    }
+    pipe_gone(0);
+    return 0;
 }
 
 void stack_check_fds(void)
 {
-    struct stat st;
     if (pipe_fd[0] < 0 || __atomic_load_n(&pipe_lost, __ATOMIC_RELAXED))
         return;
-    for (int i = 0; i < 2; i++)
-        if (fstat(pipe_fd[i], &st) != 0 || st.st_ino != pipe_ino[i] || st.st_dev != pipe_dev[i]) {
-            pipe_gone();
-            return;
-        }
+    if (!pipe_is(pipe_fd[0], 0) || !pipe_is(pipe_fd[1], 1))
+        pipe_gone(1);
 }
 
 void stack_altstack_set(const void *sp, size_t size, int disable)
 {
+    char here;
+    uintptr_t at = (uintptr_t)&here, lo = alt_lo, hi = alt_hi;
+    /* A signal may arrive between any two stores: each state in between
+     * covers the old range or the new one. */
+    alt_lo = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    alt_hi = UINTPTR_MAX;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (at - lo < hi - lo) {
+        was_lo = lo;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        was_hi = hi;
+    }
     alt_lo = disable ? 0 : (uintptr_t)sp;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     alt_hi = disable ? 0 : (uintptr_t)sp + size;
 }
 
@@ -257,6 +312,7 @@ static int find_pipe(void)
         st[0].st_ino != st[1].st_ino || st[0].st_dev != st[1].st_dev || fl0 < 0 || fl1 < 0 ||
         !(fl0 & O_NONBLOCK) || !(fl1 & O_NONBLOCK))
         return EBUSY;
+    owner = getpid();
     for (int i = 0; i < 2; i++) {
         pipe_fd[i] = fd[i];
         pipe_dev[i] = st[i].st_dev;
@@ -272,15 +328,18 @@ uint32_t stack_capture(size_t req)
     int n, k = 0;
 
     int (*fn)(void **, int) = __atomic_load_n(&unwind, __ATOMIC_RELAXED);
-    if (fn == NULL || excluded)
+    if (fn == NULL || excluded) {
+        if (fn == NULL && __atomic_load_n(&pipe_lost, __ATOMIC_RELAXED))
+            pipe_note();
         return 0;
+    }
     if (capturing) {
         __atomic_fetch_add(&head->failed, 1, __ATOMIC_RELAXED);
         return 0;
     }
     /* On an alternate signal stack (a crash handler's, often 8 KiB), the
      * unwinder's few KiB could run off its end into whatever lies below. */
-    if ((uintptr_t)buf - alt_lo < alt_hi - alt_lo) {
+    if ((uintptr_t)buf - alt_lo < alt_hi - alt_lo || (uintptr_t)buf - was_lo < was_hi - was_lo) {
         __atomic_fetch_add(&head->failed, 1, __ATOMIC_RELAXED);
         return 0;
     }
@@ -343,6 +402,7 @@ void stack_fork_done(int child)
     if (unwind == NULL)
         return;
     if (child) {
+        owner = getpid();
         capturing = 0;
         __atomic_store_n(&inflight, 0, __ATOMIC_SEQ_CST);
         if (drain_failed) {
@@ -353,6 +413,12 @@ void stack_fork_done(int child)
         }
     }
     __atomic_store_n(&gate, 0, __ATOMIC_SEQ_CST);
+}
+
+void stack_detach(void)
+{
+    __atomic_store_n(&unwind, NULL, __ATOMIC_RELAXED);
+    pipe_fd[0] = pipe_fd[1] = -1;
 }
 
 /* ---- Mapped objects ---- */

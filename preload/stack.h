@@ -44,19 +44,27 @@ void stack_refresh_objects(void);
 
 /* Descriptors lo..hi (inclusive) are about to be closed or replaced by
  * the program (guard.c's wrappers): if either end of libunwind's pipe is
- * among them, stacks stop for good, with one line on stderr, and this waits
- * (up to 100 ms) for the captures under way before returning. Cheap when
- * they are not. */
-void stack_fds_closing(unsigned lo, unsigned hi);
+ * among them, stacks stop for good (one line on stderr, at the next
+ * allocation that would have taken one), and this waits up to 100 ms for
+ * the captures under way in other threads. Nothing in a vfork child.
+ * Returns 1 when the caller must not close lo after all: libunwind itself
+ * closing what is no longer its pipe (closed by a raw system call and
+ * reused); else 0. Cheap when the pipe is not among them. */
+int stack_fds_closing(unsigned lo, unsigned hi);
 
 /* Checks that libunwind's pipe is still open under its numbers, for closes
- * that bypassed libc; stops stacks as above when not. Sampler thread. */
+ * that bypassed libc; stops stacks as above (the line at once) when not.
+ * Sampler thread, once per interval_ms. */
 void stack_check_fds(void);
 
 /* The calling thread's alternate signal stack is now [sp, sp+size), or
  * none (disable != 0): no stack is taken while running on it, where the
  * unwinder could run off its end. Async-signal-safe. */
 void stack_altstack_set(const void *sp, size_t size, int disable);
+
+/* This process's segment is not its own (a fork child that could not make
+ * one): take no stacks and touch nothing of the segment from now on. */
+void stack_detach(void);
 
 /* Around fork: prepare waits (up to 100 ms) until no thread is inside the
  * unwinder, whose locks a child could otherwise inherit held, and keeps new

@@ -1,9 +1,10 @@
 /* altstack: mallocs in a signal handler that runs on a small alternate
- * signal stack (SIGSTKSZ, as crash handlers use), with every allocation
- * tracked and stacks on: the shim must not unwind there, so the memory
- * below the alternate stack stays untouched. Exits 0 when it does. With
- * "autodisarm", the stack is set with SS_AUTODISARM, so that inside the
- * handler the kernel reports no alternate stack at all. */
+ * signal stack (7 KiB, a little less than the 8 KiB crash handlers often
+ * use), with every allocation tracked and stacks on: the shim must not
+ * unwind there, so the memory below the alternate stack stays untouched.
+ * Exits 0 when it does. With "autodisarm", the stack is set with
+ * SS_AUTODISARM, so that inside the handler the kernel reports no
+ * alternate stack at all. */
 #include "config.h"
 
 #include <signal.h>
