@@ -53,6 +53,15 @@ static struct seg_sample *samples;
 static struct seg_events *events;
 static struct seg_event *evs;
 static struct seg_track *table;
+/* Live entries of the tracked table per group of TRACK_GROUP entries, so
+ * that the sampler reads only the groups that hold some (a few, against
+ * the whole table's megabytes once every entry has been used). Private
+ * memory (mmap'ed at start; NULL if that failed: then the sampler scans
+ * the table's resident pages). Synchronization: relaxed atomic adds by the
+ * thread that claims or clears an entry, read by the sampler; a count read
+ * while an entry is being claimed may miss it for one pass. */
+#define TRACK_GROUP_SHIFT 6
+static uint32_t *group_live;
 static uint8_t *filter;
 static uint32_t track_mask, filter_shift;
 static uint64_t ev_mask;         /* events_cap - 1 where that is a power of two, else 0 */
@@ -380,6 +389,9 @@ static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, ui
             continue;
         if (__atomic_compare_exchange_n(&e->addr, &a, (uint64_t)(uintptr_t)p, 0,
                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+            if (group_live)
+                __atomic_fetch_add(&group_live[((i + k) & track_mask) >> TRACK_GROUP_SHIFT], 1,
+                                   __ATOMIC_RELAXED);
             __atomic_store_n(&e->req, req, __ATOMIC_RELAXED);
             __atomic_store_n(&e->usable, usable, __ATOMIC_RELAXED);
             if (stack == NULL) {
@@ -520,6 +532,9 @@ static inline int untrack_found(const void *p, uint64_t h, struct seg_track *out
     out->tid = __atomic_load_n(&e->tid, __ATOMIC_RELAXED);
     __atomic_store_n(&e->alloc_ns, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&e->addr, 1, __ATOMIC_RELEASE);
+    if (group_live)
+        __atomic_fetch_sub(&group_live[(uint32_t)(e - table) >> TRACK_GROUP_SHIFT], 1,
+                           __ATOMIC_RELAXED);
     filter_dec(h);
     return 1;
 }
@@ -799,6 +814,18 @@ static uint64_t proc_field_kb(const char *text, const char *name)
  * for that pass, which an estimate can bear.) */
 static void table_scan(void (*fn)(struct seg_track *e, void *ctx), void *ctx)
 {
+    if (group_live) {
+        uint32_t n = (track_mask >> TRACK_GROUP_SHIFT) + 1;
+        for (uint32_t g = 0; g < n; g++) {
+            if (__atomic_load_n(&group_live[g], __ATOMIC_RELAXED) == 0)
+                continue;
+            uint32_t i = g << TRACK_GROUP_SHIFT, end = i + (1u << TRACK_GROUP_SHIFT);
+            for (; i < end && i <= track_mask; i++)
+                if (__atomic_load_n(&table[i].addr, __ATOMIC_RELAXED) > 1)
+                    fn(&table[i], ctx);
+        }
+        return;
+    }
     static unsigned char resident[(SEG_TRACK_DEFAULT * sizeof(struct seg_track)) / 4096 + 2];
     size_t tbytes = (size_t)(track_mask + 1) * sizeof(struct seg_track);
     /* mincore wants a page-aligned start; the table starts 64-aligned. */
@@ -1109,6 +1136,9 @@ static void map_regions(void)
     table = (struct seg_track *)(b + geo.off_track);
     filter = (uint8_t *)(b + geo.off_filter);
     track_mask = geo.track_cap - 1;
+    size_t gbytes = ((size_t)(track_mask >> TRACK_GROUP_SHIFT) + 1) * sizeof *group_live;
+    void *gm = mmap(NULL, gbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    group_live = gm == MAP_FAILED ? NULL : gm;
     ev_mask = (geo.events_cap & (geo.events_cap - 1)) == 0 ? geo.events_cap - 1 : 0;
     filter_shift = 64 - geo.filter_bits;
 }
