@@ -14,6 +14,7 @@
 #include "record.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
@@ -942,7 +943,14 @@ static void *sampler_main(void *arg)
     struct timespec next;
     long interval_ms = (long)(uintptr_t)arg;
 
-    stack_exclude_thread();   /* its allocations are the shim's, not the program's */
+    /* Its allocations are the shim's, not the program's (malloc_info's
+     * FILE, under glibc): counted in a slot outside the segment, never
+     * tracked, and no stacks. It frees only what it allocated. */
+    static struct seg_slot own;
+    rt.slot = &own;
+    rt.state = T_LIVE;
+    rt.countdown = LONG_MAX;
+    stack_exclude_thread();
     clock_gettime(CLOCK_MONOTONIC, &next);
     for (;;) {
         struct timespec now;

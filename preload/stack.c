@@ -70,6 +70,10 @@ static pid_t owner;
  * fork child that closes descriptors before exec prints nothing into what
  * its new image writes. */
 static int pipe_lost, pipe_logged;
+/* Set once no capture can be inside libunwind any more after pipe_lost:
+ * the numbers are the program's from then on, and its closes of them need
+ * no look. Synchronization: relaxed atomic; set once, never cleared. */
+static int pipe_done;
 
 /* The fork gate. Synchronization: sequentially consistent, Dekker style: a
  * capture raises `inflight` and then reads `gate`; fork raises `gate` and
@@ -203,6 +207,8 @@ static void pipe_gone(int now)
     if (drain())
         log_msg("a call stack was still being taken while descriptor %d or %d closed",
                 pipe_fd[0], pipe_fd[1]);
+    else if (!capturing)
+        __atomic_store_n(&pipe_done, 1, __ATOMIC_RELAXED);
 }
 
 /* Whether descriptor fd is still the pipe end i. */
@@ -215,7 +221,7 @@ static int pipe_is(int fd, int i)
 int stack_fds_closing(unsigned lo, unsigned hi)
 {
     int r = pipe_fd[0], w = pipe_fd[1];
-    if (r < 0)
+    if (r < 0 || __atomic_load_n(&pipe_done, __ATOMIC_RELAXED))
         return 0;
     int hit_r = (unsigned)r >= lo && (unsigned)r <= hi;
     int hit_w = (unsigned)w >= lo && (unsigned)w <= hi;
