@@ -950,7 +950,6 @@ static void *sampler_main(void *arg)
     rt.slot = &own;
     rt.state = T_LIVE;
     rt.countdown = LONG_MAX;
-    stack_exclude_thread();
     clock_gettime(CLOCK_MONOTONIC, &next);
     for (;;) {
         struct timespec now;

@@ -90,10 +90,9 @@ static int drain_failed;
 /* Set while this thread takes a stack (inflight raised, libunwind
  * running): a malloc from in there (libunwind's thread-local data) is
  * tracked without a stack, and a fork or a close from a signal handler
- * that interrupted it must not wait for it. `excluded`: the shim's own
- * sampler thread, whose allocations are not the program's. */
+ * that interrupted it must not wait for it. (The shim's own sampler
+ * thread never comes here: it tracks nothing.) */
 static __thread int capturing __attribute__((tls_model("initial-exec")));
-static __thread int excluded __attribute__((tls_model("initial-exec")));
 /* This thread's alternate signal stack, [alt_lo, alt_hi), as its last
  * sigaltstack call through libc set it (guard.c); empty when none. [was_lo,
  * was_hi): the one it replaced while running on it (a handler on an
@@ -334,8 +333,8 @@ uint32_t stack_capture(size_t req)
     int n, k = 0;
 
     int (*fn)(void **, int) = __atomic_load_n(&unwind, __ATOMIC_RELAXED);
-    if (fn == NULL || excluded) {
-        if (fn == NULL && __atomic_load_n(&pipe_lost, __ATOMIC_RELAXED))
+    if (fn == NULL) {
+        if (__atomic_load_n(&pipe_lost, __ATOMIC_RELAXED))
             pipe_note();
         return 0;
     }
@@ -386,11 +385,6 @@ void stack_free(uint32_t id, unsigned bucket)
     __atomic_fetch_add(&e->frees, 1, __ATOMIC_RELAXED);
     if (bucket < LIFEBUCKET_COUNT)
         __atomic_fetch_add(&e->lifetime[bucket], 1, __ATOMIC_RELAXED);
-}
-
-void stack_exclude_thread(void)
-{
-    excluded = 1;
 }
 
 void stack_fork_prepare(void)

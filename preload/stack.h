@@ -34,10 +34,6 @@ uint32_t stack_capture(size_t req);
  * whose lifetime is not known). */
 void stack_free(uint32_t id, unsigned bucket);
 
-/* The calling thread's allocations get no stack from now on (the shim's
- * own sampler thread). */
-void stack_exclude_thread(void);
-
 /* Appends the objects mapped since the last call to the segment's list.
  * Called by the sampler thread only (and by stack_start). */
 void stack_refresh_objects(void);
