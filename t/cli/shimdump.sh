@@ -214,7 +214,8 @@ err_case 5 "truncated segment: 1000000 bytes of" "a truncated segment" "$TMP/sho
 cp "$TMP/saved.seg" "$TMP/bad.seg"
 printf '\377\377' | dd of="$TMP/bad.seg" bs=1 seek=106 conv=notrunc 2>/dev/null
 err_case 5 "corrupt segment" "a segment whose offsets disagree" "$TMP/bad.seg"
-head -c 4096 /dev/urandom >"$TMP/noise.seg"
+# (its first byte never one that starts JSON, which shimdump would try to read)
+{ printf '\001'; head -c 4095 /dev/urandom; } >"$TMP/noise.seg"
 err_case 5 "not a mallocshim segment" "a file that is not a segment" "$TMP/noise.seg"
 sed 's/"format_version": 1/"format_version": 9/' "$TMP/glibc/ready.json" >"$TMP/v9.json"
 err_case 4 "JSON format_version 9" "a JSON snapshot of another version" "$TMP/v9.json"
