@@ -54,15 +54,17 @@ static struct seg_sample *samples;
 static struct seg_events *events;
 static struct seg_event *evs;
 static struct seg_track *table;
-/* Live entries of the tracked table per group of TRACK_GROUP entries, so
- * that the sampler reads only the groups that hold some (a few, against
- * the whole table's megabytes once every entry has been used). Private
- * memory (mmap'ed at start; NULL if that failed: then the sampler scans
- * the table's resident pages). Synchronization: relaxed atomic adds by the
- * thread that claims or clears an entry, read by the sampler; a count read
- * while an entry is being claimed may miss it for one pass. */
+/* Live entries of the tracked table per group of 2^TRACK_GROUP_SHIFT
+ * entries, so that the sampler reads only the groups that hold some (a few,
+ * against the whole table's megabytes once every entry has been used, and
+ * no page of the table that no insert has touched). The writer's table has
+ * SEG_TRACK_DEFAULT entries (seg_default_geometry). Private memory, copied by fork
+ * with the table. Synchronization: relaxed atomic adds by the thread that
+ * claims or clears an entry, read by the sampler; a count read while an
+ * entry is being claimed may miss it for one pass. */
 #define TRACK_GROUP_SHIFT 6
-static uint32_t *group_live;
+static uint32_t group_live[SEG_TRACK_DEFAULT >> TRACK_GROUP_SHIFT];
+_Static_assert(SEG_TRACK_DEFAULT % (1u << TRACK_GROUP_SHIFT) == 0, "whole groups");
 static uint8_t *filter;
 static uint32_t track_mask, filter_shift;
 static uint64_t ev_mask;         /* events_cap - 1 where that is a power of two, else 0 */
@@ -390,9 +392,8 @@ static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, ui
             continue;
         if (__atomic_compare_exchange_n(&e->addr, &a, (uint64_t)(uintptr_t)p, 0,
                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-            if (group_live)
-                __atomic_fetch_add(&group_live[((i + k) & track_mask) >> TRACK_GROUP_SHIFT], 1,
-                                   __ATOMIC_RELAXED);
+            __atomic_fetch_add(&group_live[((i + k) & track_mask) >> TRACK_GROUP_SHIFT], 1,
+                               __ATOMIC_RELAXED);
             __atomic_store_n(&e->req, req, __ATOMIC_RELAXED);
             __atomic_store_n(&e->usable, usable, __ATOMIC_RELAXED);
             if (stack == NULL) {
@@ -533,9 +534,8 @@ static inline int untrack_found(const void *p, uint64_t h, struct seg_track *out
     out->tid = __atomic_load_n(&e->tid, __ATOMIC_RELAXED);
     __atomic_store_n(&e->alloc_ns, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&e->addr, 1, __ATOMIC_RELEASE);
-    if (group_live)
-        __atomic_fetch_sub(&group_live[(uint32_t)(e - table) >> TRACK_GROUP_SHIFT], 1,
-                           __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&group_live[(uint32_t)(e - table) >> TRACK_GROUP_SHIFT], 1,
+                       __ATOMIC_RELAXED);
     filter_dec(h);
     return 1;
 }
@@ -661,16 +661,8 @@ static void free_slow(void *p, size_t u, unsigned c, int counted)
     hot.free(p);
 }
 
-/* malloc, with the usable size from the request (usable_for). */
-static void *rec_malloc_for(size_t n)
-{
-    void *p = hot.malloc(n);
-    if (unlikely(p == NULL))
-        return p;
-    return on_alloc_u(p, n, hot.usable_for(n), 0);
-}
-
-/* The same, with the usable size and class from uc_for up to UC_MAX. */
+/* malloc, with the usable size and class from uc_for up to UC_MAX, and
+ * from the request above (usable_for). */
 static void *rec_malloc_table(size_t n)
 {
     void *p = hot.malloc(n);
@@ -809,41 +801,17 @@ static uint64_t proc_field_kb(const char *text, const char *name)
 }
 
 /* Calls fn on every entry of the tracked table that holds a block, for the
- * sampler's ages. Pages of the table that no insert has touched are skipped
- * (mincore: they are holes of the file): reading them would make the whole
- * table resident. (A page swapped out is skipped too: its ages are missed
- * for that pass, which an estimate can bear.) */
+ * sampler's ages: only in the groups that group_live says hold some. */
 static void table_scan(void (*fn)(struct seg_track *e, void *ctx), void *ctx)
 {
-    if (group_live) {
-        uint32_t n = (track_mask >> TRACK_GROUP_SHIFT) + 1;
-        for (uint32_t g = 0; g < n; g++) {
-            if (__atomic_load_n(&group_live[g], __ATOMIC_RELAXED) == 0)
-                continue;
-            uint32_t i = g << TRACK_GROUP_SHIFT, end = i + (1u << TRACK_GROUP_SHIFT);
-            for (; i < end && i <= track_mask; i++)
-                if (__atomic_load_n(&table[i].addr, __ATOMIC_RELAXED) > 1)
-                    fn(&table[i], ctx);
-        }
-        return;
-    }
-    static unsigned char resident[(SEG_TRACK_DEFAULT * sizeof(struct seg_track)) / 4096 + 2];
-    size_t tbytes = (size_t)(track_mask + 1) * sizeof(struct seg_track);
-    /* mincore wants a page-aligned start; the table starts 64-aligned. */
-    size_t lead = (uintptr_t)table & (dispatch_pagesize - 1);
-    int have_map = (tbytes + lead) / dispatch_pagesize + 1 <= sizeof resident &&
-                   mincore((char *)table - lead, tbytes + lead, resident) == 0;
-    for (uint32_t i = 0; i <= track_mask; i++) {
-        size_t page = (lead + (size_t)i * sizeof(struct seg_track)) / dispatch_pagesize;
-        if (have_map && !(resident[page] & 1)) {
-            /* on to the first entry that starts in a later page (entries
-             * may straddle two pages: never back to this one) */
-            size_t next = (page + 1) * dispatch_pagesize - lead;
-            i = (uint32_t)((next + sizeof(struct seg_track) - 1) / sizeof(struct seg_track)) - 1;
+    uint32_t n = (track_mask >> TRACK_GROUP_SHIFT) + 1;
+    for (uint32_t g = 0; g < n; g++) {
+        if (__atomic_load_n(&group_live[g], __ATOMIC_RELAXED) == 0)
             continue;
-        }
-        if (__atomic_load_n(&table[i].addr, __ATOMIC_RELAXED) > 1)
-            fn(&table[i], ctx);
+        uint32_t end = (g + 1) << TRACK_GROUP_SHIFT;
+        for (uint32_t i = g << TRACK_GROUP_SHIFT; i < end; i++)
+            if (__atomic_load_n(&table[i].addr, __ATOMIC_RELAXED) > 1)
+                fn(&table[i], ctx);
     }
 }
 
@@ -1143,9 +1111,6 @@ static void map_regions(void)
     table = (struct seg_track *)(b + geo.off_track);
     filter = (uint8_t *)(b + geo.off_filter);
     track_mask = geo.track_cap - 1;
-    size_t gbytes = ((size_t)(track_mask >> TRACK_GROUP_SHIFT) + 1) * sizeof *group_live;
-    void *gm = mmap(NULL, gbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    group_live = gm == MAP_FAILED ? NULL : gm;
     ev_mask = (geo.events_cap & (geo.events_cap - 1)) == 0 ? geo.events_cap - 1 : 0;
     filter_shift = 64 - geo.filter_bits;
 }
@@ -1423,7 +1388,9 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     hot.filter_shift = sample_n > 1 ? filter_shift : 63;
     rec_ops = *backend;
     /* The backend's own variants, so the hot path tests nothing about it. */
-    rec_ops.malloc = uc_table ? rec_malloc_table : backend->usable_for ? rec_malloc_for : rec_malloc;
+    /* (a backend whose usable_for answers unevenly within 8 bytes: from
+     * the block, as glibc's) */
+    rec_ops.malloc = uc_table ? rec_malloc_table : rec_malloc;
     rec_ops.free = rec_free;
     rec_ops.free_sized = rec_free_sized;
     rec_ops.calloc = rec_calloc;
