@@ -132,13 +132,22 @@ uint64_t seg_live_req(const struct seg_counters *sum, const struct seg_tracked *
     uint64_t live = sum->allocs - sum->frees;
     uint64_t live_usable = sum->usable_alloc - sum->usable_free;
     uint64_t tl = t->allocs - t->frees, treq = t->req_alloc - t->req_free;
+    unsigned __int128 v;
 
     if (exact)
         return treq;
-    if (tl == 0 || live == 0)
-        return live ? live_usable : 0;
-    /* live * treq / tl without overflow: both fit in 64 bits, the product may not. */
-    unsigned __int128 v = (unsigned __int128)live * treq / tl;
+    if (live == 0)
+        return 0;
+    /* live * (mean request of the tracked live blocks), without overflow:
+     * both fit in 64 bits, the product may not. With no tracked block
+     * live, the mean request of all the class's allocations (exact
+     * counters) stands in for it. */
+    if (tl != 0)
+        v = (unsigned __int128)live * treq / tl;
+    else if (sum->allocs != 0)
+        v = (unsigned __int128)live * sum->req_bytes / sum->allocs;
+    else
+        return live_usable;
     /* A block never holds more than its usable size. */
     return v > live_usable ? live_usable : (uint64_t)v;
 }

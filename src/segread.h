@@ -21,16 +21,16 @@ int seg_sum(const void *base, const struct seg_header *h, struct seg_counters ou
 
 /* Live requested bytes of class c: exact when the segment says so
  * (SEG_F_EXACT_REQ and nothing dropped), else live blocks times the mean
- * requested size of the tracked live blocks of that class, or live usable
- * bytes when none of them is tracked. *exact is set to 1 or 0. */
+ * requested size of the tracked live blocks of that class (see
+ * seg_live_req). *exact is set to 1 or 0. */
 uint64_t seg_live_req_class(const void *base, const struct seg_header *h,
                             const struct seg_counters *sum, unsigned c, int *exact);
 
 /* Live requested bytes of a class from its sums: the tracked live
  * requested bytes when `exact`, else the class's live blocks times the mean
- * requested size of its tracked live blocks (at most its live usable
- * bytes), or its live usable bytes when none is tracked. Pure; safe on any
- * values. */
+ * requested size of its tracked live blocks or, when none of them is
+ * tracked, the mean requested size of all its allocations; at most its live
+ * usable bytes. Pure; safe on any values. */
 uint64_t seg_live_req(const struct seg_counters *sum, const struct seg_tracked *t, int exact);
 
 /* Whether a segment's live requested bytes are exact: sample:1, not a fork

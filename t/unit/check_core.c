@@ -12,6 +12,7 @@
 #include "conf.h"
 #include "fmt.h"
 #include "seg.h"
+#include "segread.h"
 #include "sizeclass.h"
 
 /* ---- fmt ---- */
@@ -400,6 +401,45 @@ START_TEST(seg_layout_and_validate)
 }
 END_TEST
 
+/* The estimate of a class's live requested bytes from its exact counters
+ * and its tracked blocks' sums. */
+START_TEST(seg_live_req_estimate)
+{
+    struct seg_counters k;
+    struct seg_tracked t;
+
+    memset(&k, 0, sizeof k);
+    memset(&t, 0, sizeof t);
+    /* 1000 allocated, 400 freed: 600 live of 128 usable bytes. */
+    k.allocs = 1000;
+    k.frees = 400;
+    k.req_bytes = 1000 * 110;
+    k.usable_alloc = 1000 * 128;
+    k.usable_free = 400 * 128;
+    ck_assert_uint_eq(seg_live_req(&k, &t, 0), 600 * 110);   /* none tracked: all's mean */
+    t.allocs = 5;
+    t.frees = 1;
+    t.req_alloc = 5 * 100;
+    t.req_free = 100;
+    ck_assert_uint_eq(seg_live_req(&k, &t, 0), 600 * 100);   /* the tracked live mean */
+    ck_assert_uint_eq(seg_live_req(&k, &t, 1), 4 * 100);     /* exact: the tracked sum */
+    t.req_alloc = 5 * 200;
+    t.req_free = 200;
+    ck_assert_uint_eq(seg_live_req(&k, &t, 0), 600 * 128);   /* never above live usable */
+    k.frees = 1000;
+    k.usable_free = 1000 * 128;
+    ck_assert_uint_eq(seg_live_req(&k, &t, 0), 0);           /* nothing live */
+    /* Huge values do not overflow: live * mean in 128 bits. */
+    k.allocs = UINT64_MAX;
+    k.frees = 1;
+    k.req_bytes = UINT64_MAX;
+    k.usable_alloc = UINT64_MAX;
+    k.usable_free = 0;
+    memset(&t, 0, sizeof t);
+    ck_assert_uint_eq(seg_live_req(&k, &t, 0), UINT64_MAX - 1);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
     Suite *s = suite_create("core");
@@ -424,6 +464,7 @@ static Suite *core_suite(void)
     tcase_add_test(z, sizeclass_table);
     tcase_add_test(z, lifebucket_table);
     tcase_add_test(z, seg_layout_and_validate);
+    tcase_add_test(z, seg_live_req_estimate);
     suite_add_tcase(s, f);
     suite_add_tcase(s, c);
     suite_add_tcase(s, z);
