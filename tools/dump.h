@@ -37,6 +37,7 @@ enum dump_state {
 struct dump_class {
     uint64_t allocs, frees, reallocs, req_bytes;
     uint64_t live_count, live_usable, live_req;
+    uint64_t live_req_err;             /* live_req's standard error; 0 when exact */
     uint64_t life[LIFEBUCKET_COUNT];   /* tracked blocks freed, by lifetime */
     uint64_t age[LIFEBUCKET_COUNT];    /* tracked blocks live, by age */
 };

@@ -163,11 +163,11 @@ static void counts(FILE *f, const struct dump_class *k)
 {
     fprintf(f, "\"allocs\": %llu, \"frees\": %llu, \"reallocs\": %llu, "
                "\"requested_bytes\": %llu, \"live_count\": %llu, \"live_bytes\": %llu, "
-               "\"live_usable_bytes\": %llu",
+               "\"live_bytes_stderr\": %llu, \"live_usable_bytes\": %llu",
             (unsigned long long)k->allocs, (unsigned long long)k->frees,
             (unsigned long long)k->reallocs, (unsigned long long)k->req_bytes,
             (unsigned long long)k->live_count, (unsigned long long)k->live_req,
-            (unsigned long long)k->live_usable);
+            (unsigned long long)k->live_req_err, (unsigned long long)k->live_usable);
 }
 
 static void opt_u64(FILE *f, const char *key, int have, uint64_t v, const char *tail)
@@ -630,6 +630,7 @@ static void jcounts(struct jread *r, const struct jv *o, struct dump_class *k)
     k->req_bytes = ju(r, o, "requested_bytes");
     k->live_count = ju(r, o, "live_count");
     k->live_req = ju(r, o, "live_bytes");
+    k->live_req_err = ju(r, o, "live_bytes_stderr");
     k->live_usable = ju(r, o, "live_usable_bytes");
 }
 

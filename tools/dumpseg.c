@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -211,6 +212,54 @@ static void stack_add_block(const struct seg_track *e, void *arg)
     s->live_usable = add_sat(s->live_usable, usable);
     s->age_count[b]++;
     s->age_req[b] = add_sat(s->age_req[b], req);
+}
+
+/* The standard error of each class's estimate of live requested bytes
+ * (seg_live_req): live * mean over n tracked live blocks has variance
+ * live^2 * s^2 / n * (1 - n / live), s^2 the blocks' sample variance,
+ * from the tracked table. A class with fewer than two tracked live blocks
+ * has no s^2; its error is then the gap to its upper bound, live usable
+ * bytes. The total's error is the root of the sum of the squares (the
+ * classes' samples are independent). */
+struct err_scan {
+    double n[SIZECLASS_COUNT], s1[SIZECLASS_COUNT], s2[SIZECLASS_COUNT];
+};
+
+static void err_add_block(const struct seg_track *e, void *arg)
+{
+    struct err_scan *es = arg;
+    unsigned c = sizeclass_of((size_t)ld(&e->usable));
+    double r = (double)ld(&e->req);
+    es->n[c] += 1;
+    es->s1[c] += r;
+    es->s2[c] += r * r;
+}
+
+static void estimate_errors(struct dump *d, const void *base, const struct seg_header *h)
+{
+    static struct err_scan es;
+    double total = 0;
+
+    if (d->exact)
+        return;
+    memset(&es, 0, sizeof es);
+    scan_track(base, h, err_add_block, &es);
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+        struct dump_class *k = &d->cls[c];
+        double live = (double)k->live_count, n = es.n[c], var, e;
+        if (k->live_count == 0)
+            continue;
+        if (n >= 2) {
+            var = (es.s2[c] - es.s1[c] * es.s1[c] / n) / (n - 1);
+            e = live * sqrt((var > 0 ? var : 0) / n * (n < live ? 1 - n / live : 0));
+        } else {
+            e = (double)(k->live_usable > k->live_req ? k->live_usable - k->live_req : 0);
+        }
+        k->live_req_err = e < 1.8e19 ? (uint64_t)(e + 0.5) : UINT64_MAX;
+        total += e * e;
+    }
+    total = sqrt(total);
+    d->total.live_req_err = total < 1.8e19 ? (uint64_t)(total + 0.5) : UINT64_MAX;
 }
 
 static int frames_equal(const struct dump *d, const struct dump_stack *a, const struct dump_stack *b)
@@ -456,6 +505,7 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
             t->age[b] = add_sat(t->age[b], k->age[b]);
         }
     }
+    estimate_errors(d, base, &h);
     read_series(d, base, &h);
     d->no_unwinder = !!(flags & SEG_F_NO_UNWINDER);
     d->stacks_stopped = !!(flags & SEG_F_STACKS_STOPPED);

@@ -175,7 +175,10 @@ static void wf_row(FILE *f, const struct view_opts *o, const char *name, uint64_
     char b[24];
     double r = ratio(v, base);
     const char *col = r >= 2.5 ? RED : r >= 1.5 ? YELLOW : "";
-    fprintf(f, "  %-40s %11s  %s%6.2f%s  ", name, view_bytes(b, sizeof b, v), on(o, col), r,
+    int w = 40;
+    for (const char *c = name; *c; c++)
+        w += ((unsigned char)*c & 0xC0) == 0x80;   /* UTF-8 bytes past a character's first */
+    fprintf(f, "  %-*s %11s  %s%6.2f%s  ", w, name, view_bytes(b, sizeof b, v), on(o, col), r,
             *col ? on(o, OFF) : "");
     bar(f, o, ratio(v, top), 26);
     if (note)
@@ -199,8 +202,14 @@ static void waterfall(FILE *f, const struct dump *d, const struct view_opts *o)
     if (s && s->rss > top)
         top = s->rss;
     title(f, o, "WHERE THE MEMORY GOES", "bytes, and each step as a multiple of live requested bytes");
-    wf_row(f, o, d->exact ? "live requested (exact)" : "live requested (estimate)", req, req, top,
-           NULL);
+    if (d->exact)
+        snprintf(note, sizeof note, "live requested (exact)");
+    else if (req && t->live_req_err)
+        snprintf(note, sizeof note, "live requested (estimate %s%.1f%%)", o->utf8 ? "±" : "+/-",
+                 100.0 * ratio(t->live_req_err, req));
+    else
+        snprintf(note, sizeof note, "live requested (estimate)");
+    wf_row(f, o, note, req, req, top, NULL);
     snprintf(note, sizeof note, "live usable (exact; +%s rounding)",
              view_bytes(b1, sizeof b1, t->live_usable > req ? t->live_usable - req : 0));
     wf_row(f, o, note, t->live_usable, req, top, NULL);
@@ -938,6 +947,7 @@ GETTER(g_req, *v = d->total.req_bytes; return 1)
 GETTER(g_live_count, *v = d->total.live_count; return 1)
 GETTER(g_live, *v = d->total.live_req; return 1)
 GETTER(g_live_exact, *v = (uint64_t)d->exact; return 1)
+GETTER(g_live_err, *v = d->total.live_req_err; return 1)
 GETTER(g_live_usable, *v = d->total.live_usable; return 1)
 GETTER(g_rss, if (!s) return 0; *v = s->rss; return 1)
 GETTER(g_rss_anon, if (!s) return 0; *v = s->rss_anon; return 1)
@@ -959,6 +969,8 @@ static const struct prom_metric metrics[] = {
       "Requested bytes of live blocks (estimate unless mallocshim_live_bytes_exact is 1)", g_live },
     { "mallocshim_live_bytes_exact", "gauge", "1 when mallocshim_live_bytes is exact (sample:1)",
       g_live_exact },
+    { "mallocshim_live_bytes_stderr", "gauge",
+      "Standard error of mallocshim_live_bytes, 0 when exact", g_live_err },
     { "mallocshim_live_usable_bytes", "gauge", "Usable bytes of live blocks, exact", g_live_usable },
     { "mallocshim_rss_bytes", "gauge", "Process resident set size", g_rss },
     { "mallocshim_rss_anon_bytes", "gauge", "Anonymous part of the RSS", g_rss_anon },
