@@ -120,6 +120,7 @@ static int fold_lock;
  * fork around the copy, so that a child never inherits a half-written
  * sample. */
 static pthread_mutex_t sampler_mu = PTHREAD_MUTEX_INITIALIZER;
+static long sampler_interval;      /* interval_ms */
 
 /* T_OVER: no slot was free, the thread counts in the overflow slot. */
 enum { T_NEW = 0, T_CLAIMING, T_LIVE, T_OVER, T_DEAD };
@@ -151,32 +152,107 @@ static uint64_t clock_ns(clockid_t id)
  * nanoseconds, where the kernel itself keeps time by it (its clocksource is
  * "tsc", so the counters are invariant and in step across CPUs); else
  * clock_gettime. rdtsc costs a few ns where clock_gettime costs ~20, and a
- * tracked block reads the clock twice. Synchronization: tsc0/mono0 are set
- * at start; tsc_mult (ns per tick << 32) is refined by the sampler thread
- * against CLOCK_MONOTONIC over an ever longer baseline, relaxed atomic. */
+ * tracked block reads the clock twice.
+ *
+ * The scale comes from the sampler thread, never from a short measurement:
+ * 200 us of busy waiting at start (as before 0.1.0) came out 10-20% off on a
+ * loaded machine, and the first correction then stepped the clock forward
+ * by 100-200 ms, into the lifetimes of blocks that lived across it. So
+ * until the sampler has a baseline of TSC_BASELINE_NS, mono_now is
+ * clock_gettime; from then on, the TSC mapped through an anchor (tsc_a,
+ * mono_a) and a scale (mult, ns per tick << 32). Each later pass moves the
+ * anchor to where the mapping stands now (so the clock never steps) and
+ * sets the scale to close the gap to CLOCK_MONOTONIC over the next
+ * interval (at most halving or doubling the rate): lifetimes are
+ * continuous, and the mapping follows CLOCK_MONOTONIC, which readers of
+ * the table compare it with.
+ *
+ * Synchronization: the sampler thread is the only writer, under sampler_mu
+ * (which fork_prepare takes); clk.seq is a seqlock around the three values,
+ * which mono_now reads and retries. */
 #if defined(__x86_64__)
 #include <x86intrin.h>
-static int use_tsc;
-static uint64_t tsc0, mono0, tsc_mult;
+#define TSC_BASELINE_NS 500000000ull
+static int use_tsc;                /* set once, after clk is first written */
+static int tsc_ok;                 /* the clocksource is the TSC */
+static uint64_t tsc0, mono0;       /* a pair from start: the baseline's origin */
+static struct {
+    uint64_t seq, tsc_a, mono_a, mult;
+} clk __attribute__((aligned(64)));
 
 static uint64_t mono_now(void)
 {
-    if (likely(use_tsc)) {
-        uint64_t ticks = __rdtsc() - tsc0;
-        uint64_t mult = __atomic_load_n(&tsc_mult, __ATOMIC_RELAXED);
-        return mono0 + (uint64_t)(((unsigned __int128)ticks * mult) >> 32);
+    if (likely(__atomic_load_n(&use_tsc, __ATOMIC_ACQUIRE))) {
+        for (;;) {
+            uint64_t s = __atomic_load_n(&clk.seq, __ATOMIC_ACQUIRE);
+            uint64_t a = __atomic_load_n(&clk.tsc_a, __ATOMIC_RELAXED);
+            uint64_t m = __atomic_load_n(&clk.mono_a, __ATOMIC_RELAXED);
+            uint64_t k = __atomic_load_n(&clk.mult, __ATOMIC_RELAXED);
+            uint64_t t = __rdtsc();
+            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            if (!(s & 1) && __atomic_load_n(&clk.seq, __ATOMIC_RELAXED) == s)
+                return m + (uint64_t)(((unsigned __int128)(t > a ? t - a : 0) * k) >> 32);
+        }
     }
     return clock_ns(CLOCK_MONOTONIC);
 }
 
-static void tsc_refine(void)
+/* A TSC reading and the CLOCK_MONOTONIC time it was taken at: the middle
+ * of the tightest of a few brackets (m1, rdtsc, m2), so that a preemption
+ * in one does not skew it. */
+static void tsc_pair(uint64_t *t, uint64_t *m)
 {
-    if (!use_tsc)
+    uint64_t best = UINT64_MAX;
+    *t = *m = 0;
+    for (int i = 0; i < 8; i++) {
+        uint64_t m1 = clock_ns(CLOCK_MONOTONIC), tt = __rdtsc(), m2 = clock_ns(CLOCK_MONOTONIC);
+        if (m2 >= m1 && m2 - m1 < best) {
+            best = m2 - m1;
+            *t = tt;
+            *m = m1 + (m2 - m1) / 2;
+            if (best < 200)
+                break;
+        }
+    }
+}
+
+static void clk_store(uint64_t tsc_a, uint64_t mono_a, uint64_t mult)
+{
+    __atomic_store_n(&clk.seq, clk.seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    __atomic_store_n(&clk.tsc_a, tsc_a, __ATOMIC_RELAXED);
+    __atomic_store_n(&clk.mono_a, mono_a, __ATOMIC_RELAXED);
+    __atomic_store_n(&clk.mult, mult, __ATOMIC_RELAXED);
+    __atomic_store_n(&clk.seq, clk.seq + 1, __ATOMIC_RELEASE);
+}
+
+/* Once per sampler pass, interval_ns apart. */
+static void tsc_refine(uint64_t interval_ns)
+{
+    uint64_t t, m;
+    if (!tsc_ok)
         return;
-    uint64_t m = clock_ns(CLOCK_MONOTONIC), t = __rdtsc();
-    if (t > tsc0 && m > mono0)
-        __atomic_store_n(&tsc_mult, (uint64_t)(((unsigned __int128)(m - mono0) << 32) / (t - tsc0)),
-                         __ATOMIC_RELAXED);
+    tsc_pair(&t, &m);
+    if (t <= tsc0 || m <= mono0 || m - mono0 < TSC_BASELINE_NS)
+        return;
+    /* The TSC's rate over the whole baseline, ns per tick << 32. */
+    uint64_t rate = (uint64_t)(((unsigned __int128)(m - mono0) << 32) / (t - tsc0));
+    if (rate == 0)
+        return;
+    if (!__atomic_load_n(&use_tsc, __ATOMIC_RELAXED)) {
+        clk_store(t, m, rate);
+        __atomic_store_n(&use_tsc, 1, __ATOMIC_RELEASE);
+        return;
+    }
+    /* Where the mapping stands now, and the scale that meets
+     * CLOCK_MONOTONIC again one interval from now. */
+    uint64_t f = clk.mono_a + (uint64_t)(((unsigned __int128)(t > clk.tsc_a ? t - clk.tsc_a : 0) *
+                                          clk.mult) >> 32);
+    double gap = (double)m - (double)f;     /* > 0: the mapping is behind */
+    double T = (double)(interval_ns ? interval_ns : 1000000000ull);
+    double scale = (T + gap) / T;
+    scale = scale < 0.5 ? 0.5 : scale > 2.0 ? 2.0 : scale;
+    clk_store(t, f, (uint64_t)((double)rate * scale));
 }
 
 static size_t read_proc(const char *path, char *buf, size_t cap);
@@ -184,27 +260,16 @@ static size_t read_proc(const char *path, char *buf, size_t cap);
 static void tsc_start(void)
 {
     char cs[32];
-    uint64_t m;
-    tsc0 = __rdtsc();
-    mono0 = clock_ns(CLOCK_MONOTONIC);
-    if (!read_proc("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs, sizeof cs) ||
-        strncmp(cs, "tsc", 3) != 0)
-        return;
-    /* A first scale over 200 us; the sampler refines it. */
-    while ((m = clock_ns(CLOCK_MONOTONIC)) - mono0 < 200000)
-        ;
-    uint64_t t = __rdtsc();
-    if (t <= tsc0)
-        return;
-    tsc_mult = (uint64_t)(((unsigned __int128)(m - mono0) << 32) / (t - tsc0));
-    use_tsc = 1;
+    tsc_pair(&tsc0, &mono0);
+    tsc_ok = read_proc("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs,
+                       sizeof cs) && strncmp(cs, "tsc", 3) == 0;
 }
 #else
 static uint64_t mono_now(void)
 {
     return clock_ns(CLOCK_MONOTONIC);
 }
-static void tsc_refine(void) {}
+static void tsc_refine(uint64_t interval_ns) { (void)interval_ns; }
 static void tsc_start(void) {}
 #endif
 
@@ -843,7 +908,10 @@ static void sample_once(void)
     struct seg_sample smp;
     uint64_t now_mono;
 
-    tsc_refine();
+    /* Under sampler_mu: a fork never copies the clock's seqlock odd. */
+    pthread_mutex_lock(&sampler_mu);
+    tsc_refine((uint64_t)sampler_interval * 1000000u);
+    pthread_mutex_unlock(&sampler_mu);
     now_mono = mono_now();   /* the tracked blocks' clock, for their ages */
 
     memset(&smp, 0, sizeof smp);
@@ -938,8 +1006,6 @@ static void *sampler_main(void *arg)
     }
     return NULL;
 }
-
-static long sampler_interval;
 
 /* Started by the first tracked allocation, so that short-lived processes
  * (a shell's children) never get a thread. All signals are blocked in it:

@@ -1,0 +1,82 @@
+/* lifeclock: the lifetimes the shim records match the program's own clock.
+ * For 2.5 s (across the sampler's switch to the TSC and its corrections),
+ * it allocates a block, sleeps 20 ms and frees it, timing each with
+ * CLOCK_MONOTONIC: after malloc returns to before free is called (lo), and
+ * before malloc is called to after free returns (hi). Every free event of
+ * these blocks in the segment's event ring must say lo <= lifetime <= hi,
+ * within 50 us. A clock that steps (its scale corrected by a jump) or runs
+ * at a wrong rate fails this.
+ * Usage: lifeclock SHM_DIR (run with sample:1). */
+#include "config.h"
+
+#include <time.h>
+
+#include "segutil.h"
+
+#define SIZE 12345
+#define MAXN 400
+#define SLACK_NS 50000
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    static uint64_t lo[MAXN], hi[MAXN], addr[MAXN];
+    const struct seg_header *h;
+    int n = 0;
+
+    if (argc != 2)
+        return 2;
+    free(malloc(1));                 /* names the segment, starts the sampler */
+    h = su_open(argv[1], (int)getpid());
+    if (!h)
+        return 1;
+    CHECK(h->sample == 1);
+    uint64_t start = now_ns();
+    while (n < MAXN && now_ns() - start < 2500000000ull) {
+        struct timespec d = { 0, 20000000L };
+        uint64_t t0 = now_ns();
+        void *p = malloc(SIZE);
+        uint64_t t1 = now_ns();
+        while (nanosleep(&d, &d) != 0)
+            ;
+        uint64_t t2 = now_ns();
+        free(p);
+        uint64_t t3 = now_ns();
+        lo[n] = t2 - t1;
+        hi[n] = t3 - t0;
+        addr[n++] = (uint64_t)(uintptr_t)p;
+    }
+
+    /* The free events of SIZE-byte blocks, oldest first: one per loop. */
+    const struct seg_events *eh = (const struct seg_events *)((const char *)h + su_hdr.off_events);
+    const struct seg_event *ev = (const struct seg_event *)(eh + 1);
+    uint64_t head = __atomic_load_n(&eh->head, __ATOMIC_ACQUIRE), cap = su_hdr.events_cap;
+    int i = 0, bad = 0;
+    for (uint64_t k = head > cap ? head - cap : 0; k < head && i < n; k++) {
+        const struct seg_event *e = &ev[k % cap];
+        if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != k + 1 || e->kind != SEG_EV_FREE ||
+            e->size != SIZE)
+            continue;
+        CHECK(e->addr == addr[i]);
+        if (e->lifetime_ns + SLACK_NS < lo[i] || e->lifetime_ns > hi[i] + SLACK_NS) {
+            if (bad++ < 5)
+                fprintf(stderr, "lifeclock: block %d lived %.3f ms by the shim, %.3f..%.3f ms "
+                        "by the program\n", i, e->lifetime_ns / 1e6, lo[i] / 1e6, hi[i] / 1e6);
+        }
+        i++;
+    }
+    CHECK(i == n);
+    CHECK(bad == 0);
+    if (i != n || bad)
+        fprintf(stderr, "lifeclock: %d blocks, %d free events found, %d lifetimes outside\n", n, i,
+                bad);
+    else
+        printf("%d lifetimes of 20 ms within the program's own bounds\n", n);
+    return tu_finish("lifeclock");
+}
