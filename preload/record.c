@@ -160,38 +160,56 @@ static uint64_t clock_ns(clockid_t id)
  * by 100-200 ms, into the lifetimes of blocks that lived across it. So
  * until the sampler has a baseline of TSC_BASELINE_NS, mono_now is
  * clock_gettime; from then on, the TSC mapped through an anchor (tsc_a,
- * mono_a) and a scale (mult, ns per tick << 32). Each later pass moves the
- * anchor to where the mapping stands now (so the clock never steps) and
- * sets the scale to close the gap to CLOCK_MONOTONIC over the next
- * interval (at most halving or doubling the rate): lifetimes are
- * continuous, and the mapping follows CLOCK_MONOTONIC, which readers of
- * the table compare it with.
+ * mono_a) and a scale (mult, ns per tick << 32) at the TSC's rate over the
+ * whole baseline. Each later pass moves the anchor to where the mapping
+ * stands now, so that the clock never steps, and sets the scale to close
+ * half the gap to CLOCK_MONOTONIC (which readers of the table compare it
+ * with) over one more period like the last, within +-1000 ppm: stable
+ * whatever the passes' spacing. Only a gap over TSC_STEP_NS (a suspend, a
+ * migrated VM) is closed by a step.
  *
- * Synchronization: the sampler thread is the only writer, under sampler_mu
- * (which fork_prepare takes); clk.seq is a seqlock around the three values,
- * which mono_now reads and retries. */
+ * Synchronization: the sampler thread is the only writer, under sampler_mu.
+ * The anchor is a latch (two copies and a sequence number whose low bit
+ * says which copy readers take while the other is written), so a reader
+ * never waits for the writer, even one stopped mid-write or lost to a fork
+ * that skipped the fork handlers; it only retries when the sequence moved
+ * under it, and after 64 retries reads clock_gettime. */
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #define TSC_BASELINE_NS 500000000ull
+#define TSC_STEP_NS     1000000ull
+struct clk_anchor {
+    uint64_t tsc_a, mono_a, mult;
+};
 static int use_tsc;                /* set once, after clk is first written */
 static int tsc_ok;                 /* the clocksource is the TSC */
 static uint64_t tsc0, mono0;       /* a pair from start: the baseline's origin */
+static uint64_t last_m;            /* CLOCK_MONOTONIC at the last refinement */
 static struct {
-    uint64_t seq, tsc_a, mono_a, mult;
+    uint64_t seq;
+    struct clk_anchor c[2];
 } clk __attribute__((aligned(64)));
+
+static inline uint64_t clk_map(const struct clk_anchor *a, uint64_t t)
+{
+    return a->mono_a + (uint64_t)(((unsigned __int128)(t > a->tsc_a ? t - a->tsc_a : 0) * a->mult) >> 32);
+}
 
 static uint64_t mono_now(void)
 {
     if (likely(__atomic_load_n(&use_tsc, __ATOMIC_ACQUIRE))) {
-        for (;;) {
+        for (int i = 0; i < 64; i++) {
             uint64_t s = __atomic_load_n(&clk.seq, __ATOMIC_ACQUIRE);
-            uint64_t a = __atomic_load_n(&clk.tsc_a, __ATOMIC_RELAXED);
-            uint64_t m = __atomic_load_n(&clk.mono_a, __ATOMIC_RELAXED);
-            uint64_t k = __atomic_load_n(&clk.mult, __ATOMIC_RELAXED);
+            const struct clk_anchor *p = &clk.c[s & 1];
+            struct clk_anchor a = {
+                __atomic_load_n(&p->tsc_a, __ATOMIC_RELAXED),
+                __atomic_load_n(&p->mono_a, __ATOMIC_RELAXED),
+                __atomic_load_n(&p->mult, __ATOMIC_RELAXED),
+            };
             uint64_t t = __rdtsc();
             __atomic_thread_fence(__ATOMIC_ACQUIRE);
-            if (!(s & 1) && __atomic_load_n(&clk.seq, __ATOMIC_RELAXED) == s)
-                return m + (uint64_t)(((unsigned __int128)(t > a ? t - a : 0) * k) >> 32);
+            if (__atomic_load_n(&clk.seq, __ATOMIC_RELAXED) == s)
+                return clk_map(&a, t);
         }
     }
     return clock_ns(CLOCK_MONOTONIC);
@@ -216,18 +234,27 @@ static void tsc_pair(uint64_t *t, uint64_t *m)
     }
 }
 
-static void clk_store(uint64_t tsc_a, uint64_t mono_a, uint64_t mult)
+static void clk_copy(struct clk_anchor *dst, const struct clk_anchor *src)
 {
-    __atomic_store_n(&clk.seq, clk.seq + 1, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-    __atomic_store_n(&clk.tsc_a, tsc_a, __ATOMIC_RELAXED);
-    __atomic_store_n(&clk.mono_a, mono_a, __ATOMIC_RELAXED);
-    __atomic_store_n(&clk.mult, mult, __ATOMIC_RELAXED);
-    __atomic_store_n(&clk.seq, clk.seq + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&dst->tsc_a, src->tsc_a, __ATOMIC_RELAXED);
+    __atomic_store_n(&dst->mono_a, src->mono_a, __ATOMIC_RELAXED);
+    __atomic_store_n(&dst->mult, src->mult, __ATOMIC_RELAXED);
 }
 
-/* Once per sampler pass, interval_ns apart. */
-static void tsc_refine(uint64_t interval_ns)
+/* The latch's write: readers go to copy 1 while copy 0 is written, then
+ * to copy 0 while copy 1 is. */
+static void clk_store(const struct clk_anchor *a)
+{
+    __atomic_store_n(&clk.seq, clk.seq + 1, __ATOMIC_RELAXED);   /* odd: copy 1 */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    clk_copy(&clk.c[0], a);
+    __atomic_store_n(&clk.seq, clk.seq + 1, __ATOMIC_RELEASE);   /* even: copy 0 */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    clk_copy(&clk.c[1], a);
+}
+
+/* Once per sampler pass, under sampler_mu. */
+static void tsc_refine(void)
 {
     uint64_t t, m;
     if (!tsc_ok)
@@ -239,20 +266,26 @@ static void tsc_refine(uint64_t interval_ns)
     uint64_t rate = (uint64_t)(((unsigned __int128)(m - mono0) << 32) / (t - tsc0));
     if (rate == 0)
         return;
+    uint64_t period = last_m && m > last_m ? m - last_m : 0;
+    last_m = m;
     if (!__atomic_load_n(&use_tsc, __ATOMIC_RELAXED)) {
-        clk_store(t, m, rate);
+        struct clk_anchor a = { t, m, rate };
+        clk_store(&a);
         __atomic_store_n(&use_tsc, 1, __ATOMIC_RELEASE);
         return;
     }
-    /* Where the mapping stands now, and the scale that meets
-     * CLOCK_MONOTONIC again one interval from now. */
-    uint64_t f = clk.mono_a + (uint64_t)(((unsigned __int128)(t > clk.tsc_a ? t - clk.tsc_a : 0) *
-                                          clk.mult) >> 32);
-    double gap = (double)m - (double)f;     /* > 0: the mapping is behind */
-    double T = (double)(interval_ns ? interval_ns : 1000000000ull);
-    double scale = (T + gap) / T;
-    scale = scale < 0.5 ? 0.5 : scale > 2.0 ? 2.0 : scale;
-    clk_store(t, f, (uint64_t)((double)rate * scale));
+    /* Where the mapping stands now; gap > 0: it is behind. */
+    uint64_t f = clk_map(&clk.c[clk.seq & 1], t);
+    int64_t gap = (int64_t)(m - f);
+    struct clk_anchor a = { t, f, rate };
+    if (gap > (int64_t)TSC_STEP_NS || gap < -(int64_t)TSC_STEP_NS || period == 0) {
+        a.mono_a = m;
+    } else {
+        double scale = 1.0 + (double)gap / 2.0 / (double)period;
+        scale = scale < 0.999 ? 0.999 : scale > 1.001 ? 1.001 : scale;
+        a.mult = (uint64_t)((double)rate * scale);
+    }
+    clk_store(&a);
 }
 
 static size_t read_proc(const char *path, char *buf, size_t cap);
@@ -269,7 +302,7 @@ static uint64_t mono_now(void)
 {
     return clock_ns(CLOCK_MONOTONIC);
 }
-static void tsc_refine(uint64_t interval_ns) { (void)interval_ns; }
+static void tsc_refine(void) {}
 static void tsc_start(void) {}
 #endif
 
@@ -910,7 +943,7 @@ static void sample_once(void)
 
     /* Under sampler_mu: a fork never copies the clock's seqlock odd. */
     pthread_mutex_lock(&sampler_mu);
-    tsc_refine((uint64_t)sampler_interval * 1000000u);
+    tsc_refine();
     pthread_mutex_unlock(&sampler_mu);
     now_mono = mono_now();   /* the tracked blocks' clock, for their ages */
 

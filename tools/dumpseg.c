@@ -258,6 +258,7 @@ static void estimate_errors(struct dump *d, const void *base, const struct seg_h
         k->live_req_err = e < 1.8e19 ? (uint64_t)(e + 0.5) : UINT64_MAX;
         total += e * e;
     }
+    scratch_free();
     total = sqrt(total);
     d->total.live_req_err = total < 1.8e19 ? (uint64_t)(total + 0.5) : UINT64_MAX;
 }
