@@ -4,6 +4,7 @@
 #include "segread.h"
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #define RETRIES 1000
@@ -150,6 +151,18 @@ uint64_t seg_live_req(const struct seg_counters *sum, const struct seg_tracked *
         return live_usable;
     /* A block never holds more than its usable size. */
     return v > live_usable ? live_usable : (uint64_t)v;
+}
+
+double seg_req_stderr(double live, double n, double s1, double s2, uint64_t live_usable,
+                      uint64_t est)
+{
+    if (live <= 0)
+        return 0;
+    if (n < 2)
+        return (double)(live_usable > est ? live_usable - est : 0);
+    double var = (s2 - s1 * s1 / n) / (n - 1);
+    double fpc = n < live ? 1 - n / live : 0;
+    return live * sqrt((var > 0 ? var : 0) / n * fpc);
 }
 
 uint64_t seg_live_req_class(const void *base, const struct seg_header *h,

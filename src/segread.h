@@ -33,6 +33,16 @@ uint64_t seg_live_req_class(const void *base, const struct seg_header *h,
  * usable bytes. Pure; safe on any values. */
 uint64_t seg_live_req(const struct seg_counters *sum, const struct seg_tracked *t, int exact);
 
+/* The standard error, in bytes, of a class's estimate `est` of its live
+ * requested bytes (seg_live_req, not exact): `live` blocks, of which `n`
+ * tracked ones request s1 bytes in all and s2 squared. With n >= 2,
+ * live * sqrt(s^2 / n * (1 - n / live)), s^2 the sample variance (the
+ * tracked blocks are a simple random sample of the live ones); with fewer,
+ * the gap from est to the class's live usable bytes, its upper bound.
+ * Pure; never fails. */
+double seg_req_stderr(double live, double n, double s1, double s2, uint64_t live_usable,
+                      uint64_t est);
+
 /* Whether a segment's live requested bytes are exact: sample:1, not a fork
  * child's inherited counts, and no tracked block dropped (read from the
  * live header at base, with h the validated copy). */

@@ -215,12 +215,9 @@ static void stack_add_block(const struct seg_track *e, void *arg)
 }
 
 /* The standard error of each class's estimate of live requested bytes
- * (seg_live_req): live * mean over n tracked live blocks has variance
- * live^2 * s^2 / n * (1 - n / live), s^2 the blocks' sample variance,
- * from the tracked table. A class with fewer than two tracked live blocks
- * has no s^2; its error is then the gap to its upper bound, live usable
- * bytes. The total's error is the root of the sum of the squares (the
- * classes' samples are independent). */
+ * (seg_req_stderr), from the tracked table's live blocks. The total's error
+ * is the root of the sum of the squares (the classes' samples are
+ * independent). */
 struct err_scan {
     double n[SIZECLASS_COUNT], s1[SIZECLASS_COUNT], s2[SIZECLASS_COUNT];
 };
@@ -246,15 +243,10 @@ static void estimate_errors(struct dump *d, const void *base, const struct seg_h
     scan_track(base, h, err_add_block, &es);
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
         struct dump_class *k = &d->cls[c];
-        double live = (double)k->live_count, n = es.n[c], var, e;
         if (k->live_count == 0)
             continue;
-        if (n >= 2) {
-            var = (es.s2[c] - es.s1[c] * es.s1[c] / n) / (n - 1);
-            e = live * sqrt((var > 0 ? var : 0) / n * (n < live ? 1 - n / live : 0));
-        } else {
-            e = (double)(k->live_usable > k->live_req ? k->live_usable - k->live_req : 0);
-        }
+        double e = seg_req_stderr((double)k->live_count, es.n[c], es.s1[c], es.s2[c],
+                                  k->live_usable, k->live_req);
         k->live_req_err = e < 1.8e19 ? (uint64_t)(e + 0.5) : UINT64_MAX;
         total += e * e;
     }

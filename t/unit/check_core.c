@@ -4,6 +4,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -440,6 +441,27 @@ START_TEST(seg_live_req_estimate)
 }
 END_TEST
 
+/* The estimate's standard error. */
+START_TEST(seg_req_stderr_formula)
+{
+    /* 4 tracked of 100 live, requests 10, 20, 30, 40: s^2 = 500/3. */
+    double s1 = 100, s2 = 100 + 400 + 900 + 1600;
+    double want = 100 * sqrt(500.0 / 3 / 4 * (1 - 4.0 / 100));
+    ck_assert_double_eq_tol(seg_req_stderr(100, 4, s1, s2, 4000, 2500), want, 1e-9);
+    /* Every live block tracked: no sampling error. */
+    ck_assert_double_eq(seg_req_stderr(4, 4, s1, s2, 160, 100), 0);
+    /* All alike: none either. */
+    ck_assert_double_eq(seg_req_stderr(100, 3, 30, 300, 1000, 1000), 0);
+    /* Fewer than two tracked: the gap to live usable bytes, the bound. */
+    ck_assert_double_eq(seg_req_stderr(100, 1, 10, 100, 1600, 1000), 600);
+    ck_assert_double_eq(seg_req_stderr(100, 0, 0, 0, 1000, 1200), 0);
+    ck_assert_double_eq(seg_req_stderr(0, 5, 10, 100, 0, 0), 0);
+    /* Rounding that leaves a variance a hair below 0 gives 0, not NaN. */
+    double big = 1e12;
+    ck_assert(seg_req_stderr(1e6, 3, 3 * big, 3 * big * big, UINT64_MAX, 0) >= 0);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
     Suite *s = suite_create("core");
@@ -465,6 +487,7 @@ static Suite *core_suite(void)
     tcase_add_test(z, lifebucket_table);
     tcase_add_test(z, seg_layout_and_validate);
     tcase_add_test(z, seg_live_req_estimate);
+    tcase_add_test(z, seg_req_stderr_formula);
     suite_add_tcase(s, f);
     suite_add_tcase(s, c);
     suite_add_tcase(s, z);
