@@ -1019,6 +1019,19 @@ static void *sampler_main(void *arg)
     rt.slot = &own;
     rt.state = T_LIVE;
     rt.countdown = LONG_MAX;
+    /* The first pass waits min(interval, 200 ms). Run at once, on the CPU
+     * of the thread that created it (a program's allocating thread), it
+     * kept that thread off its CPU for 2-5 ms in about one start in three
+     * (a program timing its own malloc+free pairs saw max 3.5-5.2 ms where
+     * its usual max is 0.5-0.8 ms, every backend); woken from a sleep, it
+     * runs where there is room (max 0.4-1.5 ms in 47 starts of 48, one
+     * 4.1 ms). */
+    {
+        long ms = interval_ms < 200 ? interval_ms : 200;
+        struct timespec d = { 0, ms * 1000000L };
+        while (nanosleep(&d, &d) == EINTR)
+            ;
+    }
     clock_gettime(CLOCK_MONOTONIC, &next);
     for (;;) {
         struct timespec now;
