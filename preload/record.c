@@ -941,7 +941,8 @@ static void sample_once(void)
     struct seg_sample smp;
     uint64_t now_mono;
 
-    /* Under sampler_mu: a fork never copies the clock's seqlock odd. */
+    /* Under sampler_mu (the fork handlers take it): a child never starts
+     * with a correction half made. */
     pthread_mutex_lock(&sampler_mu);
     tsc_refine();
     pthread_mutex_unlock(&sampler_mu);
