@@ -155,9 +155,10 @@ static uint64_t clock_ns(clockid_t id)
  * tracked block reads the clock twice.
  *
  * The scale comes from the sampler thread, never from a short measurement:
- * 200 us of busy waiting at start (as before 0.1.0) came out 10-20% off on a
- * loaded machine, and the first correction then stepped the clock forward
- * by 100-200 ms, into the lifetimes of blocks that lived across it. So
+ * 200 us of busy waiting at start (as before 0.1.0) was 0.03% off on an
+ * idle machine and far more when preempted (30 us is 15%), and the first
+ * correction then stepped the clock by what it had gathered (0.3 ms idle,
+ * tens of ms in CI), into the lifetimes of blocks that lived across it. So
  * until the sampler has a baseline of TSC_BASELINE_NS, mono_now is
  * clock_gettime; from then on, the TSC mapped through an anchor (tsc_a,
  * mono_a) and a scale (mult, ns per tick << 32) at the TSC's rate over the
