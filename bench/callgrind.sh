@@ -14,13 +14,13 @@ libdir=/usr/lib/$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
 export MALLOCSHIM_CONF_FILE=/dev/null
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed" >&2; exit 2; }
 
-count() {  # count PRELOAD CONF SIZE ITERS -> instructions
+count() {  # count PRELOAD CONF SIZE ITERS [MODE] -> instructions
     LD_PRELOAD="$1" MALLOCSHIM_CONF="$2" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-        "$pairs" 1 "$3" "$4" 2>&1 >/dev/null | sed -n 's/.*Collected : *//p'
+        "$pairs" 1 "$3" "$4" ${5:-} 2>&1 >/dev/null | sed -n 's/.*Collected : *//p'
 }
-per_pair() {  # per_pair PRELOAD CONF SIZE
-    a=$(count "$1" "$2" "$3" 100000)
-    b=$(count "$1" "$2" "$3" 300000)
+per_pair() {  # per_pair PRELOAD CONF SIZE [MODE]
+    a=$(count "$1" "$2" "$3" 100000 ${4:-})
+    b=$(count "$1" "$2" "$3" 300000 ${4:-})
     awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f", (b - a) / 200000 }'
 }
 
@@ -41,5 +41,27 @@ for b in glibc jemalloc tcmalloc; do
         w=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,sample:1" $size)
         printf '%-9s %6s %8s %8s %8s %10s %10s\n' $b $size "$x" "$y" \
             "$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%+.1f", y - x }')" "$z" "$w"
+    done
+done
+
+# C++: operator new + sized delete (libstdc++'s own over the bare allocator;
+# the shim's, which pass the size on: jemalloc's sdallocx, tcmalloc's
+# tc_free_sized).
+echo
+echo "# instructions per operator new + sized delete (callgrind, 1 thread): bare"
+echo "# (the allocator's own operators where it has them, else libstdc++'s); the shim with"
+echo "# record:off; with recording"
+printf '%-9s %6s %8s %8s %10s\n' backend size bare dispatch recording
+stdcxx=$libdir/libstdc++.so.6
+for b in jemalloc tcmalloc; do
+    case $b in
+    jemalloc) pre="$libdir/libjemalloc.so.2" ;;
+    tcmalloc) pre="$libdir/libtcmalloc_minimal.so.4" ;;
+    esac
+    for size in 64 4096; do
+        x=$(per_pair "$pre $stdcxx" "" $size cxx)
+        y=$(per_pair "$shim" "backend:$b,record:off" $size cxx)
+        z=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000" $size cxx)
+        printf '%-9s %6s %8s %8s %10s\n' $b $size "$x" "$y" "$z"
     done
 done

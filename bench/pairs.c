@@ -2,12 +2,15 @@
  * allocates and frees SIZE bytes ITERS times, touching each block once; with
  * "churn", it instead replaces a random block of a live set of 4096 with one
  * of a random size (mostly small, some 4-16 KiB), so blocks live a while and
- * sizes vary. Usage: [PAIRS_CLOCK=thread] [PAIRS_DEPTH=N] pairs THREADS SIZE
- * ITERS [churn]; prints "ns_per_pair=X" (the mean of the threads' own
+ * sizes vary; with "cxx", each pair is C++'s operator new and sized delete
+ * (the symbols looked up with dlsym, so that a C program calls them).
+ * Usage: [PAIRS_CLOCK=thread] [PAIRS_DEPTH=N] pairs THREADS SIZE ITERS
+ * [churn|cxx]; prints "ns_per_pair=X" (the mean of the threads' own
  * times). PAIRS_DEPTH calls down N more frames before the loop, so that a
  * call stack taken at malloc is that much deeper. */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -18,6 +21,8 @@
 static size_t size;
 static long iters;
 static int churn;
+static void *(*cxx_new)(size_t);
+static void (*cxx_delete)(void *, size_t);
 static pthread_barrier_t go;
 
 /* PAIRS_CLOCK=thread times each thread by its own CPU time, not the wall
@@ -57,7 +62,13 @@ static void *run(void *out)
     uint64_t x = (uintptr_t)out | 1;
     pthread_barrier_wait(&go);
     double t0 = now();
-    if (!churn) {
+    if (cxx_new) {
+        for (long i = 0; i < iters; i++) {
+            char *volatile p = cxx_new(size);
+            p[0] = (char)i;
+            cxx_delete(p, size);
+        }
+    } else if (!churn) {
         for (long i = 0; i < iters; i++) {
             char *volatile p = malloc(size);
             p[0] = (char)i;
@@ -97,6 +108,15 @@ int main(int argc, char **argv)
     size = argc > 2 ? (size_t)atol(argv[2]) : 16;
     iters = argc > 3 ? atol(argv[3]) : 10000000;
     churn = argc > 4 && strcmp(argv[4], "churn") == 0;
+    if (argc > 4 && strcmp(argv[4], "cxx") == 0) {
+        cxx_new = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "_Znwm");
+        cxx_delete = (void (*)(void *, size_t))dlsym(RTLD_DEFAULT, "_ZdlPvm");
+        if (!cxx_new || !cxx_delete) {
+            fprintf(stderr, "pairs: cxx: no operator new/delete here (run it under the shim, "
+                            "or with libstdc++ preloaded)\n");
+            return 2;
+        }
+    }
     if (threads < 1 || threads > 64 || iters < 1) {
         fprintf(stderr, "usage: pairs THREADS(1-64) SIZE ITERS\n");
         return 2;

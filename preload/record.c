@@ -815,6 +815,29 @@ static void rec_free_sized(void *p, size_t n)
     be->free_sized(p, n);
 }
 
+/* C++'s sized delete where malloc's usable size comes from the request
+ * (rec_malloc_table): the backend itself takes n for the block's request
+ * (jemalloc's sdallocx and tcmalloc's tc_free_sized find its class from
+ * it, not from the address), so the usable size and class come from the
+ * same table as at allocation, without the lookup by address. */
+static void rec_free_sized_table(void *p, size_t n)
+{
+    size_t u;
+    unsigned c;
+    if (likely(n <= UC_MAX)) {
+        uint32_t e = uc_for[(n + 7) >> 3];
+        u = e & 0xffff;
+        c = e >> 16;
+    } else {
+        u = hot.usable_for(n);
+        c = sizeclass_of(u);
+    }
+    count_free(my_slot(), c, u);
+    if (maybe_tracked(p))
+        untrack_free(p);
+    be->free_sized(p, n);
+}
+
 static void *rec_calloc(size_t n, size_t size)
 {
     void *p = be->calloc(n, size);
@@ -1506,7 +1529,7 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
      * the block, as glibc's) */
     rec_ops.malloc = uc_table ? rec_malloc_table : rec_malloc;
     rec_ops.free = rec_free;
-    rec_ops.free_sized = rec_free_sized;
+    rec_ops.free_sized = uc_table ? rec_free_sized_table : rec_free_sized;
     rec_ops.calloc = rec_calloc;
     rec_ops.realloc = rec_realloc;
     rec_ops.aligned = rec_aligned;
