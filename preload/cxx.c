@@ -109,43 +109,182 @@ static inline void *new_aligned_impl(size_t n, size_t align) { return new_common
 static inline void *new_nothrow_impl(size_t n) { return new_common(n, 0, 1); }
 static inline void *new_aligned_nothrow_impl(size_t n, size_t align) { return new_common(n, align, 1); }
 
+/* A program may replace operators itself ([replacement.functions]), and
+ * then the standard's default forms chain to its replacements: delete(p, n)
+ * calls delete(p), new[](n) calls new(n), and so on. This shim's forms do
+ * not chain: they serve every call from the backend. So when the program
+ * defines one of the eight replaceable base forms itself, each of this
+ * shim's operators hands its call to libstdc++'s own form of the same name,
+ * which chains as the standard says (and whose base forms call malloc and
+ * free, this shim's). Otherwise a block from the program's operator new
+ * (say malloc(n + 16), with a header) reached the backend through this
+ * shim's sized delete: a corrupt heap. Set once by cxx_init, before main. */
+static int program_replaces;
+
+/* Whether the global scope's definition of each base form is this
+ * object's; by object (dladdr), since inside this object the address of an
+ * exported function may itself resolve to the program's. Returns the first
+ * base form the program replaces, or NULL. */
+const char *cxx_init(void)
+{
+    static const char *const base[] = {
+        "_Znwm", "_Znam", "_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
+        "_ZdlPv", "_ZdaPv", "_ZdlPvSt11align_val_t", "_ZdaPvSt11align_val_t",
+    };
+    Dl_info self, other;
+    if (!dladdr((void *)cxx_init, &self))
+        return NULL;
+    for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) {
+        void *found = dlsym(RTLD_DEFAULT, base[i]);
+        if (found && dladdr(found, &other) && other.dli_fbase != self.dli_fbase) {
+            program_replaces = 1;
+            return base[i];
+        }
+    }
+    return NULL;
+}
+
+/* The first statement of every operator: libstdc++'s own form of the same
+ * name serves the call when the program replaces operators (and when
+ * libstdc++ is there to). */
+#define LIB_NEW(name, type, ...)                                                      \
+    do {                                                                              \
+        static void *slot_;                                                           \
+        type f_;                                                                      \
+        if (unlikely(program_replaces) && (f_ = (type)cxx_sym(&slot_, name, 0)) != NULL) \
+            return f_(__VA_ARGS__);                                                   \
+    } while (0)
+#define LIB_DELETE(name, type, ...)                                                   \
+    do {                                                                              \
+        static void *slot_;                                                           \
+        type f_;                                                                      \
+        if (unlikely(program_replaces) && (f_ = (type)cxx_sym(&slot_, name, 0)) != NULL) { \
+            f_(__VA_ARGS__);                                                          \
+            return;                                                                   \
+        }                                                                             \
+    } while (0)
+
+typedef void *(*new_t)(size_t);
+typedef void *(*new_nt_t)(size_t, const void *);
+typedef void *(*new_al_t)(size_t, size_t);
+typedef void *(*new_al_nt_t)(size_t, size_t, const void *);
+typedef void (*del_t)(void *);
+typedef void (*del_nt_t)(void *, const void *);
+typedef void (*del_n_t)(void *, size_t);
+typedef void (*del_al_nt_t)(void *, size_t, const void *);
+typedef void (*del_n_al_t)(void *, size_t, size_t);
+
 /* operator new(size_t), new[](size_t) */
-SHIM_EXPORT void *_Znwm(size_t n) { return new_impl(n); }
-SHIM_EXPORT void *_Znam(size_t n) { return new_impl(n); }
+SHIM_EXPORT void *_Znwm(size_t n)
+{
+    LIB_NEW("_Znwm", new_t, n);
+    return new_impl(n);
+}
+SHIM_EXPORT void *_Znam(size_t n)
+{
+    LIB_NEW("_Znam", new_t, n);
+    return new_impl(n);
+}
 
 /* operator new(size_t, const std::nothrow_t &), and new[] */
-SHIM_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt) { return new_nothrow_impl(n); }
-SHIM_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *nt) { return new_nothrow_impl(n); }
+SHIM_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt)
+{
+    LIB_NEW("_ZnwmRKSt9nothrow_t", new_nt_t, n, nt);
+    return new_nothrow_impl(n);
+}
+SHIM_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *nt)
+{
+    LIB_NEW("_ZnamRKSt9nothrow_t", new_nt_t, n, nt);
+    return new_nothrow_impl(n);
+}
 
 /* operator new(size_t, std::align_val_t), and new[] */
-SHIM_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t al) { return new_aligned_impl(n, al); }
-SHIM_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t al) { return new_aligned_impl(n, al); }
+SHIM_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t al)
+{
+    LIB_NEW("_ZnwmSt11align_val_t", new_al_t, n, al);
+    return new_aligned_impl(n, al);
+}
+SHIM_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t al)
+{
+    LIB_NEW("_ZnamSt11align_val_t", new_al_t, n, al);
+    return new_aligned_impl(n, al);
+}
 
 /* operator new(size_t, std::align_val_t, const std::nothrow_t &), and new[] */
 SHIM_EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt)
 {
+    LIB_NEW("_ZnwmSt11align_val_tRKSt9nothrow_t", new_al_nt_t, n, al, nt);
     return new_aligned_nothrow_impl(n, al);
 }
 SHIM_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt)
 {
+    LIB_NEW("_ZnamSt11align_val_tRKSt9nothrow_t", new_al_nt_t, n, al, nt);
     return new_aligned_nothrow_impl(n, al);
 }
 
 /* operator delete(void *), delete[], and their nothrow forms */
-SHIM_EXPORT void _ZdlPv(void *p) { dispatch_free(p); }
-SHIM_EXPORT void _ZdaPv(void *p) { dispatch_free(p); }
-SHIM_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt) { dispatch_free(p); }
-SHIM_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt) { dispatch_free(p); }
+SHIM_EXPORT void _ZdlPv(void *p)
+{
+    LIB_DELETE("_ZdlPv", del_t, p);
+    dispatch_free(p);
+}
+SHIM_EXPORT void _ZdaPv(void *p)
+{
+    LIB_DELETE("_ZdaPv", del_t, p);
+    dispatch_free(p);
+}
+SHIM_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt)
+{
+    LIB_DELETE("_ZdlPvRKSt9nothrow_t", del_nt_t, p, nt);
+    dispatch_free(p);
+}
+SHIM_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt)
+{
+    LIB_DELETE("_ZdaPvRKSt9nothrow_t", del_nt_t, p, nt);
+    dispatch_free(p);
+}
 
 /* operator delete(void *, size_t), delete[]: sized */
-SHIM_EXPORT void _ZdlPvm(void *p, size_t n) { dispatch_free_sized(p, n); }
-SHIM_EXPORT void _ZdaPvm(void *p, size_t n) { dispatch_free_sized(p, n); }
+SHIM_EXPORT void _ZdlPvm(void *p, size_t n)
+{
+    LIB_DELETE("_ZdlPvm", del_n_t, p, n);
+    dispatch_free_sized(p, n);
+}
+SHIM_EXPORT void _ZdaPvm(void *p, size_t n)
+{
+    LIB_DELETE("_ZdaPvm", del_n_t, p, n);
+    dispatch_free_sized(p, n);
+}
 
 /* Aligned deletes: every backend's free() takes its aligned blocks, and a
  * plain free is what the backends' own operators do for most of them. */
-SHIM_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al) { dispatch_free(p); }
-SHIM_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al) { dispatch_free(p); }
-SHIM_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { dispatch_free(p); }
-SHIM_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { dispatch_free(p); }
-SHIM_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al) { dispatch_free(p); }
-SHIM_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al) { dispatch_free(p); }
+SHIM_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al)
+{
+    LIB_DELETE("_ZdlPvSt11align_val_t", del_n_t, p, al);
+    dispatch_free(p);
+}
+SHIM_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al)
+{
+    LIB_DELETE("_ZdaPvSt11align_val_t", del_n_t, p, al);
+    dispatch_free(p);
+}
+SHIM_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt)
+{
+    LIB_DELETE("_ZdlPvSt11align_val_tRKSt9nothrow_t", del_al_nt_t, p, al, nt);
+    dispatch_free(p);
+}
+SHIM_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt)
+{
+    LIB_DELETE("_ZdaPvSt11align_val_tRKSt9nothrow_t", del_al_nt_t, p, al, nt);
+    dispatch_free(p);
+}
+SHIM_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al)
+{
+    LIB_DELETE("_ZdlPvmSt11align_val_t", del_n_al_t, p, n, al);
+    dispatch_free(p);
+}
+SHIM_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al)
+{
+    LIB_DELETE("_ZdaPvmSt11align_val_t", del_n_al_t, p, n, al);
+    dispatch_free(p);
+}

@@ -85,6 +85,7 @@ int dispatch_init(void)
         dispatch_pagesize = (size_t)ps;
 
     guard_init();
+    const char *replaced = cxx_init();
     conf_load(&conf, getenv("MALLOCSHIM_CONF"), getenv("MALLOCSHIM_CONF_FILE"),
               SYSCONFDIR "/mallocshim.conf", getauxval(AT_SECURE) != 0, warn_line, NULL);
 
@@ -112,6 +113,9 @@ int dispatch_init(void)
         conf_format(&conf, text, sizeof text);
         log_msg("pid %d: backend %s %s; config %s; segment %s; bootstrap used %zu bytes",
                 (int)getpid(), ops->name, version, text, segment, boot_used());
+        if (replaced)
+            log_msg("pid %d: the program defines %s: C++ operators go through libstdc++'s, "
+                    "which call its replacements", (int)getpid(), replaced);
     }
     errno = saved_errno;
     return 0;

@@ -38,6 +38,10 @@ static inline void *dispatch_malloc(size_t n)
     return dispatch()->malloc(n);
 }
 
+/* Finds out whether the program replaces C++'s operator new or delete
+ * (cxx.c); returns the first such operator's symbol, or NULL. */
+const char *cxx_init(void);
+
 static inline void dispatch_free(void *p)
 {
     if (unlikely(boot_owns(p)))
