@@ -816,10 +816,12 @@ static void rec_free_sized(void *p, size_t n)
 }
 
 /* C++'s sized delete where malloc's usable size comes from the request
- * (rec_malloc_table): the backend itself takes n for the block's request
- * (jemalloc's sdallocx and tcmalloc's tc_free_sized find its class from
- * it, not from the address), so the usable size and class come from the
- * same table as at allocation, without the lookup by address. */
+ * (rec_malloc_table): n is the size that operator new was asked for (the
+ * standard requires it; jemalloc's sdallocx and, but for page-aligned
+ * blocks, tcmalloc's tc_free_sized rely on it too), and operator new
+ * counted the block with the same function of n, so the usable size and
+ * class come from that table again, without the lookup by address. A
+ * program that replaces operator new or delete never gets here (cxx.c). */
 static void rec_free_sized_table(void *p, size_t n)
 {
     size_t u;

@@ -2,9 +2,10 @@
  * array form) keeps the segment's figures exact: blocks from operator new
  * of many sizes, small and large, freed by the sized forms, leave every
  * class's live count and live usable bytes where they were, and while they
- * live the segment's totals match malloc_usable_size exactly. Calls the
- * shim's C++ symbols from C (dlsym), so no C++ compiler decides which form
- * runs. Usage: sizeddel SHM_DIR */
+ * live the segment's totals match malloc_usable_size exactly; tracked
+ * blocks leave the table. Plain, array and nothrow new. Calls the shim's
+ * C++ symbols from C (dlsym), so no C++ compiler decides which form runs.
+ * Usage: sizeddel SHM_DIR */
 #include "config.h"
 
 #include "segutil.h"
@@ -12,6 +13,7 @@
 #define NB 4000
 
 typedef void *(*new_fn)(size_t);
+typedef void *(*new_nt_fn)(size_t, const void *);
 typedef void (*del_fn)(void *, size_t);
 
 static void *blk[NB];
@@ -30,10 +32,11 @@ int main(int argc, char **argv)
 {
     static struct su_snap a, b, z;
     new_fn nw = (new_fn)dlsym(RTLD_DEFAULT, "_Znwm"), na = (new_fn)dlsym(RTLD_DEFAULT, "_Znam");
+    new_nt_fn nn = (new_nt_fn)dlsym(RTLD_DEFAULT, "_ZnwmRKSt9nothrow_t");
     del_fn dl = (del_fn)dlsym(RTLD_DEFAULT, "_ZdlPvm"), da = (del_fn)dlsym(RTLD_DEFAULT, "_ZdaPvm");
     uint64_t seed = 7, usable = 0;
 
-    if (argc != 2 || !nw || !na || !dl || !da)
+    if (argc != 2 || !nw || !na || !nn || !dl || !da)
         return 2;
     for (int i = 0; i < 20000; i++)   /* tracks one: names the segment */
         free(malloc(64));
@@ -44,8 +47,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < NB; i++) {
         seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
         unsigned r = (unsigned)(seed >> 33);
-        req[i] = r % 8 == 0 ? 4097 + r % 200000 : r % 4097;   /* 0 .. 4096, and above */
-        blk[i] = (i & 1) ? na(req[i]) : nw(req[i]);
+        /* 0 .. 4096, and above, past tcmalloc's 256 KiB large blocks */
+        req[i] = r % 8 == 0 ? 4097 + r % 300000 : r % 4097;
+        blk[i] = (i & 1) ? na(req[i]) : i % 3 == 0 ? nn(req[i], NULL) : nw(req[i]);
         usable += malloc_usable_size(blk[i]);
     }
     su_snap(h, &b);
@@ -64,13 +68,17 @@ int main(int argc, char **argv)
         uint64_t live_a = a.c[c].allocs - a.c[c].frees, live_z = z.c[c].allocs - z.c[c].frees;
         uint64_t use_a = a.c[c].usable_alloc - a.c[c].usable_free;
         uint64_t use_z = z.c[c].usable_alloc - z.c[c].usable_free;
-        CHECK(live_a == live_z && use_a == use_z);
-        if (live_a != live_z || use_a != use_z)
-            fprintf(stderr, "sizeddel: class %u: live %llu -> %llu, usable %llu -> %llu\n", c,
-                    (unsigned long long)live_a, (unsigned long long)live_z,
-                    (unsigned long long)use_a, (unsigned long long)use_z);
+        /* The tracked blocks too: each freed one left the table. */
+        uint64_t trk_a = a.t[c].allocs - a.t[c].frees, trk_z = z.t[c].allocs - z.t[c].frees;
+        CHECK(live_a == live_z && use_a == use_z && trk_a == trk_z);
+        if (live_a != live_z || use_a != use_z || trk_a != trk_z)
+            fprintf(stderr, "sizeddel: class %u: live %llu -> %llu, usable %llu -> %llu, "
+                    "tracked %llu -> %llu\n", c, (unsigned long long)live_a,
+                    (unsigned long long)live_z, (unsigned long long)use_a,
+                    (unsigned long long)use_z, (unsigned long long)trk_a,
+                    (unsigned long long)trk_z);
     }
     if (!tu_failures)
-        printf("%d blocks of 0..200 KiB, sized deletes: every class back where it was\n", NB);
+        printf("%d blocks of 0..300 KiB, sized deletes: every class back where it was\n", NB);
     return tu_finish("sizeddel");
 }
