@@ -760,18 +760,29 @@ static void free_slow(void *p, size_t u, unsigned c, int counted)
     hot.free(p);
 }
 
-/* malloc, with the usable size and class from uc_for up to UC_MAX, and
- * from the request above (usable_for). */
+/* The usable size (returned) and class (*c) of a request of n bytes, where
+ * uc_table holds: from uc_for up to UC_MAX, from usable_for above. */
+static inline __attribute__((always_inline)) size_t uc_of(size_t n, unsigned *c)
+{
+    if (likely(n <= UC_MAX)) {
+        uint32_t e = uc_for[(n + 7) >> 3];
+        *c = e >> 16;
+        return e & 0xffff;
+    }
+    size_t u = hot.usable_for(n);
+    *c = sizeclass_of(u);
+    return u;
+}
+
+/* malloc, with the usable size and class from the request (uc_of). */
 static void *rec_malloc_table(size_t n)
 {
     void *p = hot.malloc(n);
     if (unlikely(p == NULL))
         return p;
-    if (likely(n <= UC_MAX)) {
-        uint32_t e = uc_for[(n + 7) >> 3];
-        return on_alloc_uc(p, n, e & 0xffff, e >> 16, 0);
-    }
-    return on_alloc_u(p, n, hot.usable_for(n), 0);
+    unsigned c;
+    size_t u = uc_of(n, &c);
+    return on_alloc_uc(p, n, u, c, 0);
 }
 
 /* malloc, with the usable size from the block. */
@@ -824,16 +835,8 @@ static void rec_free_sized(void *p, size_t n)
  * program that replaces operator new or delete never gets here (cxx.c). */
 static void rec_free_sized_table(void *p, size_t n)
 {
-    size_t u;
     unsigned c;
-    if (likely(n <= UC_MAX)) {
-        uint32_t e = uc_for[(n + 7) >> 3];
-        u = e & 0xffff;
-        c = e >> 16;
-    } else {
-        u = hot.usable_for(n);
-        c = sizeclass_of(u);
-    }
+    size_t u = uc_of(n, &c);
     count_free(my_slot(), c, u);
     if (maybe_tracked(p))
         untrack_free(p);
