@@ -13,6 +13,7 @@
 
 #include "record.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -48,6 +50,12 @@ static struct backend_ops rec_ops;
 static uint64_t realtime_offset;   /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
 static struct seg_header *seg;
 static struct seg_slot *slots, *overflow, *retired;
+/* Where the shim's own allocations count, outside the segment: the
+ * sampler thread's (sampler_own) and those the shim causes in a program
+ * thread (shim_own: pthread_create's and pthread_join's, around the
+ * sampler's start and stop), so that the program's figures hold only the
+ * program's. Each written by one thread at a time. */
+static struct seg_slot sampler_own, shim_own;
 static struct seg_ages *ages;
 static struct seg_series *series;
 static struct seg_sample *samples;
@@ -99,8 +107,8 @@ static const uint8_t filter_all[2] = { 1, 1 };
  * (linkat) when the process first tracks a block, so that the many short
  * processes a shell or mysqld_safe runs leave nothing behind. Kept: the
  * descriptor and its identity, to check that the program has not closed it
- * and reused the number. Synchronization: `published` changes from 0 under
- * the CAS on sampler_started (one thread), and in a fork child. */
+ * and reused the number. Synchronization: `published` changes from 0 after
+ * the CAS of sampler_state from S_NONE (one thread), and in a fork child. */
 static int seg_fd = -1;
 static dev_t seg_dev;
 static ino_t seg_ino;
@@ -110,9 +118,22 @@ static int published;   /* 0: not yet, 1: named, -1: could not be named */
 static int with_stacks;
 static const uint32_t no_stack = 0;
 
-/* Synchronization: atomic CAS 0 -> 1 by the thread that starts the sampler;
- * reset in a fork child, which has no sampler. */
-static int sampler_started;
+/* The sampler thread's life. Synchronization: atomic, every change a CAS
+ * (or, in a fork child, which has no sampler, a reset to S_NONE):
+ *   S_NONE -> S_RUN   by the thread whose tracked allocation starts it
+ *   S_RUN  -> S_STOP  by the program's last thread on its way out
+ *                     (sampler_stop_if_last), which wakes the sampler (a
+ *                     futex on this word) and joins it
+ *   S_RUN  -> S_STOP  by the sampler itself, alone in the process
+ * The sampler never outlives the program's threads: glibc ends a process
+ * with exit(0) when the last thread it counts returns, and counts ours. */
+enum { S_NONE = 0, S_RUN, S_STOP };
+static int sampler_state;
+static pthread_t sampler_thread;   /* valid in S_RUN; read-only after the CAS */
+/* glibc's count of the process's threads (its private __nptl_nthreads,
+ * which libthread_db reads too), or NULL where it cannot be found; then
+ * /proc/self/status stands in. Set by record_start, read-only after. */
+static const unsigned int *nptl_nthreads;
 /* Synchronization: a spinlock (atomic exchange) between threads that fold
  * their slot into retired, and fork. Never taken by malloc or free. */
 static int fold_lock;
@@ -344,11 +365,16 @@ static void fold_locked(struct seg_slot *s)
     __atomic_store_n(&retired->seq, retired->seq + 1, __ATOMIC_RELEASE);
 }
 
-/* pthread key destructor: the thread is exiting. Later allocations of this
- * thread (other destructors) count in the overflow slot. */
+static void sampler_stop_if_last(void);
+
+/* pthread key destructor: the thread is exiting (every thread that
+ * allocated has the key set, to its slot or to overflow). Later
+ * allocations of this thread (other destructors) count in the overflow
+ * slot. */
 static void slot_exit(void *arg)
 {
     struct seg_slot *s = arg;
+    sampler_stop_if_last();
     rt.state = T_DEAD;
     rt.slot = NULL;
     if (!s || s == overflow)
@@ -381,7 +407,9 @@ static struct seg_slot *slot_slow(void)
         }
     }
     if (got == overflow) {
+        /* The key still, for its destructor's look at the thread count. */
         rt.state = T_OVER;
+        pthread_setspecific(slot_key, overflow);
         return got;
     }
     /* May allocate (keys past 32): that re-enters here and counts in overflow. */
@@ -583,7 +611,7 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
 
     if (!table_insert(p, h, req, usable, &t, with_stacks ? NULL : &no_stack, my_tid())) {
         __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
-        if (unlikely(!__atomic_load_n(&sampler_started, __ATOMIC_RELAXED)))
+        if (unlikely(__atomic_load_n(&sampler_state, __ATOMIC_RELAXED) == S_NONE))
             start_sampler();
         return;
     }
@@ -598,7 +626,7 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
         trk_add(1, &tk->allocs, 1);
     }
     event_push(SEG_EV_ALLOC, p, req, 0, t);
-    if (unlikely(!__atomic_load_n(&sampler_started, __ATOMIC_RELAXED)))
+    if (unlikely(__atomic_load_n(&sampler_state, __ATOMIC_RELAXED) == S_NONE))
         start_sampler();
 }
 
@@ -1037,6 +1065,91 @@ static void sample_once(void)
     pthread_mutex_unlock(&sampler_mu);
 }
 
+/* The program's threads alive, the caller included, not the sampler:
+ * glibc's own count where it can be read (main's pthread_exit took itself
+ * off it), else /proc's, less a main thread that has exited (a zombie
+ * leader stays in Threads:) and less the sampler. */
+static long program_threads(void)
+{
+    char text[2048];
+    if (nptl_nthreads)
+        return (long)__atomic_load_n(nptl_nthreads, __ATOMIC_ACQUIRE) - 1;
+    if (!read_proc("/proc/self/status", text, sizeof text))
+        return 1;   /* unknown: assume someone is there */
+    const char *st = strstr(text, "\nState:");
+    long zombie = st && strchr(st + 7, 'Z') && strchr(st + 7, 'Z') < strchr(st + 7, '\n');
+    return (long)(proc_field_kb(text, "Threads") / 1024) - zombie - 1;
+}
+
+/* Runs fn(arg) with the calling thread's allocations counted in shim_own,
+ * outside the segment, and none tracked: what the shim makes a program
+ * thread allocate or free is not the program's. */
+static int as_shim(int (*fn)(void *), void *arg)
+{
+    struct seg_slot *slot = rt.slot;
+    long countdown = rt.countdown;
+    rt.slot = &shim_own;
+    rt.countdown = LONG_MAX;
+    int r = fn(arg);
+    rt.slot = slot;
+    rt.countdown = countdown;
+    return r;
+}
+
+/* Waits until `until` (CLOCK_MONOTONIC, absolute) or a change of
+ * sampler_state, whichever comes first. */
+static void sampler_wait(const struct timespec *until)
+{
+    syscall(SYS_futex, &sampler_state, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, S_RUN, until,
+            NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+/* How long the sampler sleeps at most between looks at the thread count:
+ * a program thread that never called the malloc family has none of our
+ * thread-exit hooks, so when it is the last to go, the sampler finds
+ * itself alone at its next look. */
+#define SAMPLER_LOOK_NS 100000000L
+
+/* Sleeps until `next` (absolute), looking at the thread count every
+ * SAMPLER_LOOK_NS. Returns 1 to go on, 0 when the sampler must end: asked
+ * to (S_STOP), or alone in the process, where it takes S_STOP itself. */
+static int sampler_sleep(const struct timespec *next)
+{
+    for (;;) {
+        struct timespec now, until;
+        int st = S_RUN;
+        if (__atomic_load_n(&sampler_state, __ATOMIC_ACQUIRE) != S_RUN)
+            return 0;
+        if (program_threads() <= 0 &&
+            __atomic_compare_exchange_n(&sampler_state, &st, S_STOP, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+            return 0;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > next->tv_sec || (now.tv_sec == next->tv_sec && now.tv_nsec >= next->tv_nsec))
+            return 1;
+        until = now;
+        until.tv_nsec += SAMPLER_LOOK_NS;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        if (until.tv_sec > next->tv_sec || (until.tv_sec == next->tv_sec && until.tv_nsec > next->tv_nsec))
+            until = *next;
+        sampler_wait(&until);
+    }
+}
+
+static void ts_add_ms(struct timespec *t, long ms)
+{
+    t->tv_nsec += (ms % 1000) * 1000000L;
+    t->tv_sec += ms / 1000 + t->tv_nsec / 1000000000L;
+    t->tv_nsec %= 1000000000L;
+}
+
+/* The sampler thread. It returns (never pthread_exit, which would load
+ * libgcc_s to unwind) when asked to stop or when it is alone: glibc then
+ * takes it off its count, and if it was the last, ends the process with
+ * exit(0) as the program's last thread would have. */
 static void *sampler_main(void *arg)
 {
     struct timespec next;
@@ -1045,8 +1158,7 @@ static void *sampler_main(void *arg)
     /* Its allocations are the shim's, not the program's (malloc_info's
      * FILE, under glibc): counted in a slot outside the segment, never
      * tracked, and no stacks. It frees only what it allocated. */
-    static struct seg_slot own;
-    rt.slot = &own;
+    rt.slot = &sampler_own;
     rt.state = T_LIVE;
     rt.countdown = LONG_MAX;
     /* The first pass waits min(interval, 200 ms). Run at once, on the CPU
@@ -1056,58 +1168,88 @@ static void *sampler_main(void *arg)
      * its usual max is 0.5-0.8 ms, every backend); woken from a sleep, it
      * runs where there is room (max 0.4-1.5 ms in 47 starts of 48, one
      * 4.1 ms). */
-    {
-        long ms = interval_ms < 200 ? interval_ms : 200;
-        struct timespec d = { 0, ms * 1000000L };
-        while (nanosleep(&d, &d) == EINTR)
-            ;
-    }
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    ts_add_ms(&next, interval_ms < 200 ? interval_ms : 200);
+    if (!sampler_sleep(&next))
+        return NULL;
     clock_gettime(CLOCK_MONOTONIC, &next);
     for (;;) {
         struct timespec now;
         sample_once();
-        next.tv_nsec += (interval_ms % 1000) * 1000000L;
-        next.tv_sec += interval_ms / 1000 + next.tv_nsec / 1000000000L;
-        next.tv_nsec %= 1000000000L;
+        ts_add_ms(&next, interval_ms);
         /* After a pass that ran late, the next one is a whole interval from
          * now, rather than back to back. */
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (now.tv_sec > next.tv_sec || (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec)) {
-            next.tv_nsec = now.tv_nsec + (interval_ms % 1000) * 1000000L;
-            next.tv_sec = now.tv_sec + interval_ms / 1000 + next.tv_nsec / 1000000000L;
-            next.tv_nsec %= 1000000000L;
+            next = now;
+            ts_add_ms(&next, interval_ms);
         }
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
-            ;
+        if (!sampler_sleep(&next))
+            return NULL;
     }
-    return NULL;
+}
+
+static int create_sampler(void *arg)
+{
+    pthread_attr_t attr;
+    int err;
+    (void)arg;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    err = pthread_create(&sampler_thread, &attr, sampler_main, (void *)(uintptr_t)sampler_interval);
+    pthread_attr_destroy(&attr);
+    return err;
 }
 
 /* Started by the first tracked allocation, so that short-lived processes
  * (a shell's children) never get a thread. All signals are blocked in it:
- * they belong to the program's threads. */
+ * they belong to the program's threads. Joinable, for sampler_stop_if_last. */
 static void start_sampler(void)
 {
-    int zero = 0;
-    pthread_t t;
-    pthread_attr_t attr;
+    int none = S_NONE;
     sigset_t all, old;
 
-    if (!__atomic_compare_exchange_n(&sampler_started, &zero, 1, 0, __ATOMIC_ACQ_REL,
+    if (!__atomic_compare_exchange_n(&sampler_state, &none, S_RUN, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_RELAXED))
         return;
     publish();
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
-    if (pthread_create(&t, &attr, sampler_main, (void *)(uintptr_t)sampler_interval) == 0)
-        pthread_setname_np(t, "mallocshim");
-    else
+    if (as_shim(create_sampler, NULL) == 0) {
+        pthread_setname_np(sampler_thread, "mallocshim");
+    } else {
+        __atomic_store_n(&sampler_state, S_STOP, __ATOMIC_RELEASE);
         log_msg("cannot start the sampler thread; the time series stays empty");
-    pthread_attr_destroy(&attr);
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static int join_sampler(void *arg)
+{
+    struct timespec deadline;
+    (void)arg;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += 5;
+    return pthread_clockjoin_np(sampler_thread, NULL, CLOCK_MONOTONIC, &deadline);
+}
+
+/* Called by each program thread on its way out (slot_exit). When it is the
+ * program's last thread, the sampler ends first and is joined, so that this
+ * thread is the last that glibc counts: its exit then ends the process with
+ * exit(0), as without the shim, and a signal pending for the process is
+ * handled as it would be. The join waits for a pass under way (milliseconds);
+ * after 5 s it gives up with a line, and the sampler ends at its next look. */
+static void sampler_stop_if_last(void)
+{
+    int run = S_RUN;
+    if (__atomic_load_n(&sampler_state, __ATOMIC_ACQUIRE) != S_RUN || program_threads() > 1 ||
+        !__atomic_compare_exchange_n(&sampler_state, &run, S_STOP, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
+        return;
+    syscall(SYS_futex, &sampler_state, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+    int err = as_shim(join_sampler, NULL);
+    if (err)
+        log_msg("the sampler thread did not end: %s", strerrordesc_np(err));
 }
 
 /* ---- The segment's file ---- */
@@ -1330,7 +1472,7 @@ static void fork_child_segment(void)
 
     spin_unlock(&fold_lock);
     pthread_mutex_init(&sampler_mu, NULL);
-    sampler_started = 0;
+    sampler_state = S_NONE;
     rt.tid = 0;
     seg_fd = -1;
     published = -1;
@@ -1519,6 +1661,7 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     tsc_start();
     log_keep = log1p(-1.0 / (double)(sample_n > 1 ? sample_n : 2));
     sampler_interval = c->interval_ms;
+    nptl_nthreads = dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE");
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 
     hot.malloc = backend->malloc;

@@ -1,0 +1,29 @@
+#!/bin/sh
+# lastthread.sh: the shim's sampler thread never keeps a process alive. A
+# program whose main calls pthread_exit ends when its last worker returns,
+# exit status 0 as without the shim: a worker that allocates (the shim's
+# thread-exit hook ends the sampler first), one that never calls the malloc
+# family (the sampler finds itself alone), and one that leaves a SIGTERM
+# pending that no program thread can take.
+. "$TOP_SRCDIR/t/lib.sh"
+
+for m in alloc quiet sigterm; do
+    timeout -s KILL 30 "$T/lastthread" $m >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    [ $rc -eq 0 ] || diag "$TMP/err"
+    ok $rc "bare: $m: exits 0"
+done
+for b in $(backends); do
+    for conf in "" sample:1 interval_ms:10; do
+        for m in alloc quiet sigterm; do
+            timeout -s KILL 30 env MALLOCSHIM_CONF="backend:$b${conf:+,$conf}" \
+                LD_PRELOAD="$SHIM" "$T/lastthread" $m >"$TMP/out" 2>"$TMP/err"
+            rc=$?
+            [ $rc -eq 0 ] || { echo "# exit status $rc (137: killed after 30 s, it hung)"; diag "$TMP/err"; }
+            ok $rc "$b ${conf:-default}: $m: the process ends, exit 0"
+            grep -qx 'sampler: yes' "$TMP/out"
+            ok $? "$b ${conf:-default}: $m: the sampler was running when main left"
+        done
+    done
+done
+done_testing
