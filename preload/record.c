@@ -113,6 +113,21 @@ static int seg_fd = -1;
 static dev_t seg_dev;
 static ino_t seg_ino;
 static int published;   /* 0: not yet, 1: named, -1: could not be named */
+/* The live segment's memory file (seg.h, "Two files"), or -1 where the
+ * segment is private memory; with its identity, so that a number the
+ * program closed and reused is never taken for it. Set by record_start
+ * (and in a fork child), read-only after. */
+static int live_fd = -1;
+static dev_t live_dev;
+static ino_t live_ino;
+/* The copy's writers (the sampler each pass, publish, exit) take copy_mu,
+ * which guards copy_seq (odd while a rewrite is under way), copy_ns (the
+ * last complete copy) and copy_err (the errno of the last failed rewrite,
+ * 0 when current: a line is said when it changes). */
+static pthread_mutex_t copy_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t copy_seq, copy_ns;
+static int copy_err;
+static int copy_cut;    /* a truncation was reported */
 /* Whether tracked blocks get a call stack (stacks:N > 0 and the unwinder
  * loaded); stack id 0 otherwise. */
 static int with_stacks;
@@ -601,6 +616,7 @@ static long draw_countdown(void)
 
 static void start_sampler(void);
 static void publish(void);
+static void copy_refresh(void);
 
 static void track(const void *p, size_t req, size_t usable, unsigned c)
 {
@@ -1063,6 +1079,8 @@ static void sample_once(void)
     __atomic_store_n(&series->head, n + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&seg->heartbeat_ns, smp.t_ns, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&sampler_mu);
+    if (published == 1)
+        copy_refresh();
 }
 
 /* The program's threads alive, the caller included, not the sampler:
@@ -1314,6 +1332,173 @@ static int same_file(int fd)
     return fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == seg_ino && st.st_dev == seg_dev;
 }
 
+/* A shared mapping of `size` bytes of a new memory file for the live
+ * segment (*fd), not sealed yet (live_set does that, once every writable
+ * mapping of it is made); or, where memfd_create is missing, private
+ * memory (*fd = -1). Returns MAP_FAILED when there is neither. */
+static void *live_create(size_t size, int *fd)
+{
+    void *m;
+    /* MFD_NOEXEC_SEAL (Linux 6.3) where vm.memfd_noexec asks for it */
+    *fd = (int)syscall(SYS_memfd_create, "mallocshim", MFD_CLOEXEC | MFD_ALLOW_SEALING | 0x0008U);
+    if (*fd < 0 && errno == EINVAL)
+        *fd = (int)syscall(SYS_memfd_create, "mallocshim", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    *fd = above_std(*fd);
+    if (*fd >= 0) {
+        if (ftruncate(*fd, (off_t)size) == 0 &&
+            (m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0)) != MAP_FAILED)
+            return m;
+        close(*fd);
+        *fd = -1;
+    }
+    return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+}
+
+/* Makes fd (from live_create, mapped at seg) the live segment's memory
+ * file, and seals it: it can no longer shrink, grow, or be written by
+ * anyone but the mapping that exists, so that no other process (the
+ * owner, root, a cleanup script) can make a page of it vanish under the
+ * program's threads. Without F_SEAL_FUTURE_WRITE (before Linux 5.1) the
+ * size seals alone. */
+static void live_set(int fd)
+{
+    struct stat st;
+    live_fd = fd;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        live_fd = -1;
+        return;
+    }
+    live_dev = st.st_dev;
+    live_ino = st.st_ino;
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) != 0)
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+}
+
+static int same_live(int fd)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == live_ino && st.st_dev == live_dev;
+}
+
+/* Calls fn(off, len, ctx) on each range of [from, size) of the live
+ * segment that may hold data, in order: the memory file `fd`'s data ranges
+ * (SEEK_DATA), or where there is none, the resident pages of the mapping
+ * (mincore), so that a copy never writes the megabytes that nothing has
+ * touched. Returns 0 or the first error (an errno value). */
+static int seg_ranges(int fd, size_t from, size_t size, int (*fn)(size_t, size_t, void *), void *ctx)
+{
+    if (fd >= 0) {
+        off_t off = (off_t)from;
+        while ((size_t)off < size) {
+            off_t d = lseek(fd, off, SEEK_DATA), h;
+            if (d < 0)
+                return errno == ENXIO ? 0 : errno;
+            h = lseek(fd, d, SEEK_HOLE);
+            if (h < 0 || (size_t)h > size)
+                h = (off_t)size;
+            int err = fn((size_t)d, (size_t)(h - d), ctx);
+            if (err)
+                return err;
+            off = h;
+        }
+        return 0;
+    }
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char vec[4096];
+    for (size_t base = from & ~(pg - 1); base < size; base += sizeof vec * pg) {
+        size_t len = size - base < sizeof vec * pg ? size - base : sizeof vec * pg;
+        if (mincore((char *)seg + base, len, vec) != 0)
+            return errno;
+        for (size_t i = 0; i * pg < len; i++) {
+            if (!(vec[i] & 1))
+                continue;
+            size_t lo = base + i * pg, hi = lo + pg < size ? lo + pg : size;
+            if (lo < from)
+                lo = from;
+            int err = fn(lo, hi - lo, ctx);
+            if (err)
+                return err;
+        }
+    }
+    return 0;
+}
+
+static int pwrite_range(size_t off, size_t len, void *ctx)
+{
+    int fd = *(int *)ctx;
+    while (len) {
+        ssize_t w = pwrite(fd, (const char *)seg + off, len, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? errno : EIO;
+        off += (size_t)w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Writes the copy's header: the live one's, marked as the copy, with
+ * copy_seq and copy_ns. Precondition: copy_mu held. */
+static int copy_header(uint32_t extra_flags)
+{
+    struct seg_header h;
+    memcpy(&h, seg, sizeof h);
+    h.flags |= SEG_F_COPY | extra_flags;
+    h.copy_seq = copy_seq;
+    h.copy_ns = copy_ns;
+    ssize_t w = pwrite(seg_fd, &h, sizeof h, 0);
+    return w == (ssize_t)sizeof h ? 0 : w < 0 ? errno : EIO;
+}
+
+/* Rewrites the copy from the live segment (seg.h, "Two files"): only with
+ * pwrite, so that a full file system, a truncation or a removal of the
+ * copy is an error here, never a fault in the program. A failure leaves
+ * the copy as of its last rewrite, marked SEG_F_COPY_STALE; recording goes
+ * on, and the next pass tries again. Says one line when the copy goes
+ * stale, when it is current again, and when someone truncated it. */
+static void copy_refresh(void)
+{
+    struct stat st;
+    int err = 0;
+
+    pthread_mutex_lock(&copy_mu);
+    if (!same_file(seg_fd)) {
+        pthread_mutex_unlock(&copy_mu);
+        return;
+    }
+    if (fstat(seg_fd, &st) == 0 && (uint64_t)st.st_size != geo.total_size) {
+        if (!copy_cut)
+            log_msg("%s was cut to %lld bytes while the process ran; it is written again whole",
+                    seg_path, (long long)st.st_size);
+        copy_cut = 1;
+        if (ftruncate(seg_fd, (off_t)geo.total_size) != 0)
+            err = errno;
+    }
+    copy_seq |= 1;   /* odd: readers of the copy wait */
+    if (!err)
+        err = copy_header(0);
+    if (!err)
+        err = seg_ranges(same_live(live_fd) ? live_fd : -1, sizeof(struct seg_header),
+                         geo.total_size, pwrite_range, &seg_fd);
+    copy_seq++;
+    if (!err) {
+        copy_ns = clock_ns(CLOCK_REALTIME);
+        err = copy_header(0);
+    }
+    if (err) {
+        copy_header(SEG_F_COPY_STALE);   /* at least say so, if the header page is there */
+        if (!copy_err)
+            log_msg("cannot write %s: %s; it stays as it was (marked stale), recording goes on, "
+                    "and `shimdump %d` reads the process itself", seg_path, strerrordesc_np(err),
+                    (int)getpid());
+    } else if (copy_err) {
+        log_msg("%s is written again", seg_path);
+    }
+    copy_err = err;
+    pthread_mutex_unlock(&copy_mu);
+}
+
 /* Gives the segment its name. Runs once: from the first tracked allocation,
  * or at start in a process running as root, which may switch to another
  * user before that (mariadbd with user=mysql) and could then no longer link
@@ -1331,6 +1516,8 @@ static void publish(void)
                 "so shimdump cannot find pid %d", seg_fd, seg_path, (int)getpid());
         return;
     }
+    /* A name is only ever given to a complete copy. */
+    copy_refresh();
     fmt_buf(proc, sizeof proc, "/proc/self/fd/%d", seg_fd);
     int first = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
@@ -1415,68 +1602,59 @@ static void fork_parent(void)
     stack_fork_done(0);
 }
 
-/* Replaces the mapping at seg with the first `size` bytes of fd (or, with
- * fd < 0, a private copy of it): mapped elsewhere first, then moved over the
- * old range with one mremap, so that a failure leaves the old mapping. */
-static int remap_segment(int fd, size_t size)
+static int memcpy_range(size_t off, size_t len, void *ctx)
 {
-    void *m = fd >= 0 ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                      : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return errno;
-    if (fd < 0)
-        memcpy(m, seg, size);
-    if (mremap(m, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, seg) == MAP_FAILED) {
-        int err = errno;
-        munmap(m, size);
-        return err;
-    }
+    memcpy((char *)ctx + off, (const char *)seg + off, len);
     return 0;
 }
 
-/* Copies the parent's segment into fd, only the ranges that hold data
- * (SEEK_DATA), so a fork does not write megabytes of zeros. */
-static int copy_segment(int from, int to, size_t size)
-{
-    off_t off = 0;
-    if (ftruncate(to, (off_t)size) != 0)
-        return errno;
-    while ((size_t)off < size) {
-        off_t d = lseek(from, off, SEEK_DATA), h;
-        if (d < 0)
-            return errno == ENXIO ? 0 : errno;
-        h = lseek(from, d, SEEK_HOLE);
-        if (h < 0 || (size_t)h > size)
-            h = (off_t)size;
-        if (pwrite(to, (const char *)seg + d, (size_t)(h - d), d) != h - d)
-            return errno ? errno : EIO;
-        off = h;
-    }
-    return 0;
-}
-
-/* The child gets its own file, a copy of the parent's segment as of the
- * fork (its heap is a copy too), over the same address so that every pointer
- * stays good. The parent's threads may still write the parent's file while
+/* The child gets its own live segment, a copy of the parent's as of the
+ * fork (its heap is a copy too), over the same address so that every
+ * pointer stays good, and its own copy file, named when it first tracks a
+ * block. The parent's threads may still write the parent's segment while
  * it is copied, so the child's counts are marked approximate (inherited),
  * and its filter is rebuilt from its table so the two agree. The slots of
  * the parent's other threads, which the child does not have, fold into
- * retired. If no file can be made, the child counts privately; if not even
- * that, it stops recording: never into the parent's file. */
+ * retired. If no copy file can be made, the child records all the same
+ * (shimdump reads it through /proc); if not even a live segment can be
+ * had, it stops recording: never into the parent's. */
 static void fork_child_segment(void)
 {
     struct seg_slot *mine = rt.slot;
     size_t size = geo.total_size;
-    int fd = -1, named = 0, err = ENOENT, parent_fd = seg_fd;
+    int fd = -1, named = 0, err = ENOENT, parent_copy = seg_fd;
+    int parent_live = same_live(live_fd) ? live_fd : -1;
+    int new_live;
     struct stat st;
 
     spin_unlock(&fold_lock);
     pthread_mutex_init(&sampler_mu, NULL);
+    pthread_mutex_init(&copy_mu, NULL);
     sampler_state = S_NONE;
     rt.tid = 0;
     seg_fd = -1;
     published = -1;
-    if (seg_path[0] && same_file(parent_fd)) {
+    copy_seq = copy_ns = 0;
+    copy_err = copy_cut = 0;
+
+    void *m = live_create(size, &new_live);
+    if (m == MAP_FAILED || seg_ranges(parent_live, 0, size, memcpy_range, m) != 0 ||
+        mremap(m, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, seg) == MAP_FAILED) {
+        /* Nothing of its own: stop recording in this child. */
+        if (m != MAP_FAILED)
+            munmap(m, size);
+        if (new_live >= 0)
+            close(new_live);
+        log_msg("fork child %d: no memory for its segment; recording stops", (int)getpid());
+        __atomic_store_n(&dispatch_ops, be, __ATOMIC_RELEASE);
+        stack_detach();
+        return;
+    }
+    if (parent_live >= 0)
+        close(parent_live);   /* the parent's; never one of the program's */
+    live_set(new_live);
+
+    if (seg_path[0] && same_file(parent_copy)) {
         /* seg_path is "<dir>/mallocshim.<pid>": the same with our pid. */
         char *slash = strrchr(seg_path, '/'), *dot = strrchr(seg_path, '.');
         char dir[sizeof seg_path];
@@ -1485,10 +1663,8 @@ static void fork_child_segment(void)
         dir[dl] = '\0';
         fmt_buf(dot + 1, sizeof seg_path - (size_t)(dot + 1 - seg_path), "%u", (unsigned)getpid());
         fd = create_segment(dir, seg_path, &named);
-        err = fd < 0 ? errno : copy_segment(parent_fd, fd, size);
-        if (err == 0)
-            err = remap_segment(fd, size);
-        if (err == 0 && fstat(fd, &st) == 0) {
+        err = fd < 0 ? errno : ftruncate(fd, (off_t)size) != 0 || fstat(fd, &st) != 0 ? errno : 0;
+        if (err == 0) {
             seg_fd = fd;
             seg_dev = st.st_dev;
             seg_ino = st.st_ino;
@@ -1500,30 +1676,28 @@ static void fork_child_segment(void)
                 unlink(seg_path);
         }
     }
-    if (same_file(parent_fd) && parent_fd != seg_fd)
-        close(parent_fd);   /* the parent's file; never one of the program's */
+    if (same_file(parent_copy) && parent_copy != seg_fd)
+        close(parent_copy);   /* the parent's file; never one of the program's */
     if (seg_fd < 0) {
         if (seg_path[0])
-            log_msg("fork child %d: cannot create its segment: %s; recording privately",
-                    (int)getpid(), strerrordesc_np(err));
+            log_msg("fork child %d: cannot create %s: %s; recording goes on, and `shimdump %d` "
+                    "reads the process itself", (int)getpid(), seg_path, strerrordesc_np(err),
+                    (int)getpid());
         seg_path[0] = '\0';
-        if (remap_segment(-1, size) != 0) {
-            /* Nothing private either: stop recording in this child. */
-            __atomic_store_n(&dispatch_ops, be, __ATOMIC_RELEASE);
-            stack_detach();
-            return;
-        }
     }
     seg->pid = (uint32_t)getpid();
     seg->start_ns = clock_ns(CLOCK_REALTIME);
     seg->start_mono_ns = clock_ns(CLOCK_MONOTONIC);
     seg->heartbeat_ns = 0;
     seg->flags |= SEG_F_INHERITED;
+    seg->live_fd = live_fd;
     for (uint32_t i = 0; i < geo.nslots; i++)
         if (&slots[i] != mine && slots[i].state == SEG_SLOT_LIVE) {
             fold_locked(&slots[i]);
             seg->slots_in_use--;
         }
+    if (published == 1)
+        copy_refresh();   /* created under its name (no O_TMPFILE): complete it now */
     if (hot.filter == filter_all)
         return;
     /* Every entry, not only resident pages: an entry the filter missed
@@ -1549,11 +1723,15 @@ static void fork_child(void)
 __attribute__((destructor)) static void record_exit(void)
 {
     struct stat st;
-    if (!seg || seg->pid != (uint32_t)getpid() || !same_file(seg_fd))
+    if (!seg || seg->pid != (uint32_t)getpid())
         return;
     __atomic_fetch_or(&seg->flags, SEG_F_FINISHED, __ATOMIC_RELAXED);
-    if (published == 1 && lstat(seg_path, &st) == 0 && st.st_ino == seg_ino && st.st_dev == seg_dev)
-        unlink(seg_path);
+    if (published != 1 || !same_file(seg_fd))
+        return;
+    if (lstat(seg_path, &st) == 0 && st.st_ino == seg_ino && st.st_dev == seg_dev &&
+        unlink(seg_path) == 0)
+        return;
+    copy_refresh();   /* the file stays: as of now, and saying the process exited */
 }
 
 /* ---- Start ---- */
@@ -1595,7 +1773,7 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     struct seg_geometry g;
     struct seg_header probe;
     void *map;
-    int fd, err, named;
+    int fd, lfd, err, named;
     struct stat st;
 
     if (!c->record)
@@ -1608,49 +1786,54 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     if (seg_layout(&probe, &g) != 0)
         return EINVAL;
     fmt_buf(seg_path, sizeof seg_path, "%s/mallocshim.%u", c->shm_dir, (unsigned)getpid());
-    fd = create_segment(c->shm_dir, seg_path, &named);
-    if (fd < 0) {
+    map = live_create(probe.total_size, &lfd);
+    if (map == MAP_FAILED) {
         err = errno;
-        log_msg("cannot create %s: %s; recording is off", seg_path, strerrordesc_np(err));
-        seg_path[0] = '\0';
-        return err;
-    }
-    /* A setuid program's segment stays its effective user's: handing a file
-     * that the process writes through to the invoking user would let that
-     * user steer a privileged process. */
-    if (ftruncate(fd, (off_t)probe.total_size) != 0 ||
-        (map = mmap(NULL, probe.total_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-        err = errno;
-        log_msg("cannot map %s (%llu bytes): %s; recording is off", seg_path,
+        log_msg("cannot map %llu bytes for the segment: %s; recording is off",
                 (unsigned long long)probe.total_size, strerrordesc_np(err));
-        close(fd);
-        if (named)
-            unlink(seg_path);
         seg_path[0] = '\0';
         return err;
     }
-    if ((err = pthread_key_create(&slot_key, slot_exit)) != 0 || fstat(fd, &st) != 0) {
-        err = err ? err : errno;
+    if ((err = pthread_key_create(&slot_key, slot_exit)) != 0) {
         log_msg("cannot create a thread key: %s; recording is off", strerrordesc_np(err));
         munmap(map, probe.total_size);
-        close(fd);
-        if (named)
-            unlink(seg_path);
+        if (lfd >= 0)
+            close(lfd);
         seg_path[0] = '\0';
         return err;
     }
-    seg_fd = fd;
-    seg_dev = st.st_dev;
-    seg_ino = st.st_ino;
-    published = named;
-    flock(fd, LOCK_SH);   /* "alive": see remove_stale */
-    /* An earlier image of this pid (exec) that never named its file left
-     * nothing; one that did, left this name: clear it now. */
-    if (!named)
-        remove_stale(seg_path);
+    /* The copy (seg.h): sparse, its size fixed now, its pages written only
+     * by copy_refresh. A setuid program's stays its effective user's:
+     * handing a file that the process writes to the invoking user would let
+     * that user steer a privileged process. */
+    fd = create_segment(c->shm_dir, seg_path, &named);
+    if (fd >= 0 && ftruncate(fd, (off_t)probe.total_size) == 0 && fstat(fd, &st) == 0) {
+        seg_fd = fd;
+        seg_dev = st.st_dev;
+        seg_ino = st.st_ino;
+        published = named;
+        flock(fd, LOCK_SH);   /* "alive": see remove_stale */
+        /* An earlier image of this pid (exec) that never named its file left
+         * nothing; one that did, left this name: clear it now. */
+        if (!named)
+            remove_stale(seg_path);
+    } else {
+        err = errno;
+        if (fd >= 0) {
+            close(fd);
+            if (named)
+                unlink(seg_path);
+        }
+        log_msg("cannot create %s: %s; recording goes on, and `shimdump %d` reads the process "
+                "itself", seg_path, strerrordesc_np(err), (int)getpid());
+        seg_path[0] = '\0';
+        published = -1;
+    }
     be = backend;
     seg = map;
+    live_set(lfd);
     fill_header(c, &g);
+    seg->live_fd = live_fd;
     map_regions();
     if (geo.stack_depth) {
         with_stacks = stack_start(seg, &geo) == 0;
@@ -1685,6 +1868,8 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     __atomic_store_n(&seg->magic, SEG_MAGIC, __ATOMIC_RELEASE);
     if (geteuid() == 0)
         publish();   /* see publish(): root may become someone else first */
+    else if (published == 1)
+        copy_refresh();   /* created under its name (no O_TMPFILE): complete it now */
     *ops = &rec_ops;
     return 0;
 }

@@ -1,11 +1,18 @@
 /* seg: the layout of the per-process shared-memory segment that
  * libmallocshim.so writes and shimdump reads. The one place that defines it.
  *
- * File: <shm_dir>/mallocshim.<pid> (default /dev/shm), mode 0600, created
- * O_EXCL|O_NOFOLLOW, its size fixed at creation (SEG_DEFAULT_SIZE for the
- * default config). Removed at normal exit; left behind (readable) when the
- * process dies. A fork child gets its own file; an exec'ed image replaces
- * the file of the image before it.
+ * Two files. The live segment, which the process's threads write, is a
+ * memory file (memfd "mallocshim") sealed against shrinking, growing and
+ * any new writer, so that nothing done to a file can make a write of the
+ * program fault (SIGBUS); readers open it as /proc/<pid>/fd/<live_fd>. The
+ * copy, <shm_dir>/mallocshim.<pid> (default /dev/shm), mode 0600, created
+ * O_EXCL|O_NOFOLLOW, is what others find by name: the sampler thread
+ * rewrites it with pwrite at each pass (a full file system or a truncation
+ * is then an error it reports, never a fault), between an odd and an even
+ * copy_seq, and it outlives a process that dies. Both have the same layout;
+ * the copy carries SEG_F_COPY. The copy is removed at normal exit. A fork
+ * child gets its own two; an exec'ed image replaces the copy of the image
+ * before it.
  *
  * Writer/reader protocol. Writers never wait for readers.
  * - Per-thread slots are written only by their owning thread, each counter
@@ -275,6 +282,10 @@ enum seg_flags {
     SEG_F_STACKS_STOPPED = 1u << 4,   /* stacks stopped while the process ran:
                                          it closed libunwind's descriptors, or
                                          it forked during a capture */
+    SEG_F_COPY = 1u << 5,          /* this file is the copy in shm_dir, not the
+                                      live segment (see "Two files" above) */
+    SEG_F_COPY_STALE = 1u << 6,    /* the copy could not be refreshed (its file
+                                      system is full, say): as of copy_ns */
 };
 
 #define SEG_CONFIG_MAX 512
@@ -326,7 +337,15 @@ struct seg_header {
     char backend_name[SEG_BACKEND_NAME_MAX];
     char backend_version[SEG_BACKEND_VERSION_MAX];
     char config[SEG_CONFIG_MAX];   /* the effective config, MALLOCSHIM_CONF syntax */
-    uint64_t reserved[29];
+    /* The copy (SEG_F_COPY): odd while the sampler rewrites it, even once
+     * complete (0 in the live segment); the CLOCK_REALTIME of the last
+     * complete copy; the descriptor of the live segment in the process
+     * (/proc/<pid>/fd/<live_fd>), -1 when it has none (private memory). */
+    uint64_t copy_seq;
+    uint64_t copy_ns;
+    int32_t live_fd;
+    uint32_t reserved32;
+    uint64_t reserved[26];
 };
 
 _Static_assert(sizeof(struct seg_counters) == 48, "seg_counters layout");

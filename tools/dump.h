@@ -96,6 +96,9 @@ struct dump {
     uint32_t sample, interval_ms;
     int exact;                         /* live requested bytes exact (sample:1, nothing lost) */
     int inherited;                     /* a fork child's counts, approximate */
+    int copy, copy_stale;              /* read from the copy (SEG_F_COPY), which could
+                                          not be refreshed (SEG_F_COPY_STALE) */
+    uint64_t copy_ns;                  /* CLOCK_REALTIME of the copy, 0 if not one */
     int consistent;                    /* every region read consistently */
     int counts_ok;                     /* no class had frees > allocs */
     uint64_t dropped;                  /* tracked allocations the table had no room for */

@@ -202,10 +202,12 @@ void dump_write_json(FILE *f, const struct dump *d)
     fprintf(f, "  \"interval_ms\": %u,\n  \"threads_seen\": %llu,\n", d->interval_ms,
             (unsigned long long)d->threads_seen);
     fprintf(f, "  \"sampling\": {\"sample\": %u, \"live_bytes\": \"%s\", \"tracked_dropped\": %llu, "
-               "\"inherited\": %s, \"consistent\": %s, \"counts_ok\": %s},\n",
+               "\"inherited\": %s, \"consistent\": %s, \"counts_ok\": %s, \"copy\": %s, "
+               "\"copy_stale\": %s, \"copy_ns\": %llu},\n",
             d->sample, d->exact ? "exact" : "estimate", (unsigned long long)d->dropped,
             d->inherited ? "true" : "false", d->consistent ? "true" : "false",
-            d->counts_ok ? "true" : "false");
+            d->counts_ok ? "true" : "false", d->copy ? "true" : "false",
+            d->copy_stale ? "true" : "false", (unsigned long long)d->copy_ns);
     fputs("  \"totals\": {", f);
     counts(f, t);
     fputs("},\n", f);
@@ -819,6 +821,9 @@ int dump_from_json(struct dump *d, const char *text, size_t len, char *why, size
     d->exact = !strcmp(sampling_mode, "exact");
     d->dropped = ju(&r, v, "tracked_dropped");
     d->inherited = (int)ju(&r, v, "inherited");
+    d->copy = (int)ju(&r, v, "copy");
+    d->copy_stale = (int)ju(&r, v, "copy_stale");
+    d->copy_ns = ju(&r, v, "copy_ns");
     d->consistent = (int)ju(&r, v, "consistent");
     d->counts_ok = (int)ju(&r, v, "counts_ok");
     d->peak_rss = ju(&r, &root, "peak_rss_bytes");

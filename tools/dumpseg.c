@@ -450,6 +450,9 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
     d->dropped = ld(&file->tracked_dropped);
     uint32_t flags = __atomic_load_n(&file->flags, __ATOMIC_ACQUIRE);
     d->inherited = !!(flags & SEG_F_INHERITED);
+    d->copy = !!(flags & SEG_F_COPY);
+    d->copy_stale = !!(flags & SEG_F_COPY_STALE);
+    d->copy_ns = d->copy ? ld(&file->copy_ns) : 0;
     if ((flags & SEG_F_FINISHED) && state != DS_ALIVE)
         d->state = DS_EXITED;
     d->exact = seg_req_exact(base, &h);
@@ -641,7 +644,7 @@ int dump_map_read(const struct dump_map *m, struct dump *d, int state, char *why
     if (rc == -1) {
         scratch_free();
         dump_free(d);
-        why_set(why, whylen, "truncated segment: the file shrank while it was read");
+        why_set(why, whylen, "truncated segment: the file shrank while it was read (or its file system is full)");
         return DX_CORRUPT;
     }
     snprintf(d->source, sizeof d->source, "%s", m->label);

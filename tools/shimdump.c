@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <time.h>
@@ -219,6 +220,127 @@ static int open_error(const char *path, int e, long pid)
     return err(DX_SYS, "%s: %s", path, strerror(e));
 }
 
+/* The live segment of process pid (seg.h, "Two files"): its memory file,
+ * opened through /proc/<pid>/fd/<live_fd>, or with live_fd < 0 found among
+ * the process's descriptors by its name. Maps it into *m and returns DX_OK
+ * when it is the segment of (pid, start_ns) (start_ns 0: any start); else
+ * a DX code, and *m is untouched. */
+static int live_map(uint32_t pid, int live_fd, uint64_t start_ns, struct dump_map *m,
+                    const char *label)
+{
+    char path[320], why[256];
+    struct dump_map lm;
+    struct seg_header h;
+    int fd = -1, rc;
+
+    if (live_fd >= 0) {
+        snprintf(path, sizeof path, "/proc/%u/fd/%d", pid, live_fd);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    } else {
+        char dir[64], link[64];
+        struct dirent *e;
+        snprintf(dir, sizeof dir, "/proc/%u/fd", pid);
+        DIR *dp = opendir(dir);
+        errno = dp ? ENOENT : errno;
+        while (dp && fd < 0 && (e = readdir(dp)) != NULL) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            ssize_t n = readlink(path, link, sizeof link - 1);
+            if (n <= 0)
+                continue;
+            link[n] = '\0';
+            if (strcmp(link, "/memfd:mallocshim (deleted)") == 0)
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+        }
+        if (dp)
+            closedir(dp);
+    }
+    if (fd < 0)
+        return errno == EACCES || errno == EPERM ? DX_PERM : DX_NOTFOUND;
+    rc = dump_map_fd(&lm, fd, label, why, sizeof why);
+    close(fd);
+    if (rc != DX_OK)
+        return rc;
+    if (!lm.base || dump_map_header(&lm, &h, NULL) != 0 || h.magic != SEG_MAGIC ||
+        h.pid != pid || (start_ns && h.start_ns != start_ns) || (h.flags & SEG_F_COPY)) {
+        dump_map_close(&lm);
+        return DX_NOTFOUND;
+    }
+    *m = lm;
+    return DX_OK;
+}
+
+/* Where *m maps the copy of a process that no longer runs, reads it whole
+ * into private memory instead (pread, only its data ranges): reading a
+ * hole of a mapped tmpfs file allocates a page, which on a full file
+ * system (the case that left the copy stale) is a SIGBUS, where pread
+ * reads zeros. fd is the file mapped. */
+static void settle_dead_copy(struct dump_map *m, int fd)
+{
+    struct seg_header h;
+    if (!m->base || dump_map_header(m, &h, NULL) != 0 || !(h.flags & SEG_F_COPY) ||
+        proc_state(h.pid, h.start_ns) == DS_ALIVE)
+        return;
+    char *buf = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buf == MAP_FAILED)
+        return;
+    off_t off = 0;
+    while ((uint64_t)off < m->size) {
+        off_t d = lseek(fd, off, SEEK_DATA), e;
+        if (d < 0)
+            break;
+        e = lseek(fd, d, SEEK_HOLE);
+        if (e < 0 || (uint64_t)e > m->size)
+            e = (off_t)m->size;
+        while (d < e) {
+            ssize_t r = pread(fd, buf + d, (size_t)(e - d), d);
+            if (r <= 0)
+                break;
+            d += r;
+        }
+        off = e;
+    }
+    munmap((void *)m->base, m->size);
+    m->base = buf;
+}
+
+/* Where *m maps a copy whose process still runs, maps that process's live
+ * segment in its place when it can be read (the copy is up to one
+ * interval old); else leaves the copy. */
+static void prefer_live(struct dump_map *m)
+{
+    struct seg_header h;
+    struct dump_map lm;
+    if (m->base && dump_map_header(m, &h, NULL) == 0 && (h.flags & SEG_F_COPY) &&
+        proc_state(h.pid, h.start_ns) == DS_ALIVE &&
+        live_map(h.pid, h.live_fd, h.start_ns, &lm, m->label) == DX_OK) {
+        dump_map_close(m);
+        *m = lm;
+    }
+}
+
+/* dump_map_read, for a copy (SEG_F_COPY) only between two rewrites: a copy
+ * being rewritten (odd copy_seq, or changed under the read) is read again,
+ * up to 100 times 10 ms apart, then taken as it is. */
+static int read_settled(const struct dump_map *m, struct dump *d, int state, char *why,
+                        size_t whylen)
+{
+    struct seg_header a, b;
+    int rc = DX_OK;
+    for (int tries = 0; tries < 100; tries++) {
+        if (dump_map_header(m, &a, NULL) == 0 && (a.flags & SEG_F_COPY) && (a.copy_seq & 1)) {
+            usleep(10000);
+            continue;
+        }
+        rc = dump_map_read(m, d, state, why, whylen);
+        if (rc != DX_OK || !(a.flags & SEG_F_COPY) || dump_map_header(m, &b, NULL) != 0 ||
+            b.copy_seq == a.copy_seq)
+            return rc;
+        dump_free(d);
+        usleep(10000);
+    }
+    return dump_map_read(m, d, state, why, whylen);
+}
+
 /* Opens a pid's segment, a segment file or a JSON file. */
 static int target_open(struct target *t, const char *arg)
 {
@@ -233,9 +355,21 @@ static int target_open(struct target *t, const char *arg)
     else
         snprintf(path, sizeof path, "%s", arg);
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (pid > 0 ? O_NOFOLLOW : 0));
-    if (fd < 0)
-        return open_error(path, errno, pid);
+    if (fd < 0) {
+        int e = errno;
+        if (e == ENOENT && pid > 0 && live_map((uint32_t)pid, -1, 0, &t->map, path) == DX_OK) {
+            /* No copy in the directory (it could not be written there):
+             * the process itself. */
+            t->canonical = 1;
+            return DX_OK;
+        }
+        return open_error(path, e, pid);
+    }
     rc = dump_map_fd(&t->map, fd, path, why, sizeof why);
+    if (rc == DX_OK) {
+        settle_dead_copy(&t->map, fd);
+        prefer_live(&t->map);
+    }
     if (rc == DX_OK && t->map.base && fstat(fd, &st) == 0) {
         /* Liveness can be judged only for the live file itself, not a copy. */
         struct seg_header h;
@@ -268,7 +402,7 @@ static int target_read_why(struct target *t, struct dump *d, char *why, size_t w
     int rc;
     if (t->canonical && dump_map_header(&t->map, &h, NULL) == 0)
         state = proc_state(h.pid, h.start_ns);
-    rc = dump_map_read(&t->map, d, state, why, whylen);
+    rc = read_settled(&t->map, d, state, why, whylen);
     if (rc == DX_OK && name_frames && d->nstacks && !d->symbolized) {
         /* A live process's files, as it sees them (another mount namespace). */
         char root[64];
@@ -452,6 +586,8 @@ static int quiet_read(long pid, struct dump *d, uid_t *owner)
         return errno == EACCES || errno == EPERM ? DX_PERM : DX_NOTFOUND;
     }
     rc = dump_map_fd(&m, fd, path, why, sizeof why);
+    if (rc == DX_OK)
+        settle_dead_copy(&m, fd);
     close(fd);
     if (rc)
         return rc;
@@ -459,9 +595,10 @@ static int quiet_read(long pid, struct dump *d, uid_t *owner)
         dump_map_close(&m);
         return DX_CORRUPT;
     }
+    prefer_live(&m);
     struct seg_header h;
     int state = dump_map_header(&m, &h, NULL) == 0 ? proc_state((uint32_t)pid, h.start_ns) : DS_DEAD;
-    rc = dump_map_read(&m, d, state, why, sizeof why);
+    rc = read_settled(&m, d, state, why, sizeof why);
     dump_map_close(&m);
     return rc;
 }

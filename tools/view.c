@@ -772,6 +772,13 @@ static void heading(FILE *f, const struct dump *d, const struct view_opts *o)
     if (d->inherited)
         fprintf(f, "  %snote: a fork child's segment; counts from before the fork are approximate%s\n",
                 on(o, YELLOW), on(o, OFF));
+    if (d->copy && d->state == DS_ALIVE)
+        fprintf(f, "  %snote: read from the copy in the segment directory, as of %s; the process's "
+                   "own segment could not be opened (run as its user or root)%s\n", on(o, YELLOW),
+                d->copy_ns ? clock_str(when, sizeof when, d->copy_ns) : "never", on(o, OFF));
+    if (d->copy_stale)
+        fprintf(f, "  %snote: the copy could not be written since then (its file system is full?): "
+                   "the figures are stale%s\n", on(o, RED), on(o, OFF));
     if (!d->consistent)
         fprintf(f, "  %snote: some figures kept changing while read; they are as close as could "
                    "be read%s\n", on(o, YELLOW), on(o, OFF));

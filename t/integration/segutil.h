@@ -34,6 +34,21 @@ static inline const struct seg_header *su_open(const char *dir, int pid)
     if (m == MAP_FAILED)
         return NULL;
     memcpy(&su_hdr, m, sizeof su_hdr);
+    if ((su_hdr.flags & SEG_F_COPY) && su_hdr.live_fd >= 0) {
+        /* The named file is the copy (seg.h): the live segment instead. */
+        snprintf(path, sizeof path, "/proc/%d/fd/%d", pid, su_hdr.live_fd);
+        munmap(m, (size_t)st.st_size);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) != 0) {
+            fprintf(stderr, "segutil: %s: %s\n", path, strerror(errno));
+            return NULL;
+        }
+        m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        close(fd);
+        if (m == MAP_FAILED)
+            return NULL;
+        memcpy(&su_hdr, m, sizeof su_hdr);
+    }
     if (seg_validate(&su_hdr, (uint64_t)st.st_size, &v) != 0) {
         fprintf(stderr, "segutil: %s: not a valid segment (version %u)\n", path, v);
         return NULL;
