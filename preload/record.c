@@ -1451,6 +1451,27 @@ static int copy_header(uint32_t extra_flags)
     return w == (ssize_t)sizeof h ? 0 : w < 0 ? errno : EIO;
 }
 
+/* Opens the copy again by its name, after the program closed our
+ * descriptor of it (a daemon closing every descriptor at start): only the
+ * same file, and only once it has its name. Returns 1 when seg_fd is good
+ * again. Precondition: copy_mu held. */
+static int copy_reopen(void)
+{
+    struct stat st;
+    if (published != 1)
+        return 0;
+    int fd = above_std(open(seg_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+    if (fd < 0)
+        return 0;
+    if (fstat(fd, &st) != 0 || st.st_ino != seg_ino || st.st_dev != seg_dev) {
+        close(fd);
+        return 0;
+    }
+    seg_fd = fd;
+    flock(fd, LOCK_SH);   /* "alive" again: the closed descriptor's lock went with it */
+    return 1;
+}
+
 /* Rewrites the copy from the live segment (seg.h, "Two files"): only with
  * pwrite, so that a full file system, a truncation or a removal of the
  * copy is an error here, never a fault in the program. A failure leaves
@@ -1463,9 +1484,14 @@ static void copy_refresh(void)
     int err = 0;
 
     pthread_mutex_lock(&copy_mu);
-    if (!same_file(seg_fd)) {
+    if (!same_file(seg_fd) && !copy_reopen()) {
         pthread_mutex_unlock(&copy_mu);
         return;
+    }
+    if (live_fd >= 0 && !same_live(live_fd)) {
+        /* The program closed it: readers find the copy instead. */
+        live_fd = -1;
+        __atomic_store_n(&seg->live_fd, -1, __ATOMIC_RELAXED);
     }
     if (fstat(seg_fd, &st) == 0 && (uint64_t)st.st_size != geo.total_size) {
         if (!copy_cut)
@@ -1731,7 +1757,12 @@ __attribute__((destructor)) static void record_exit(void)
     if (lstat(seg_path, &st) == 0 && st.st_ino == seg_ino && st.st_dev == seg_dev &&
         unlink(seg_path) == 0)
         return;
-    copy_refresh();   /* the file stays: as of now, and saying the process exited */
+    /* The file stays: as of now, and saying the process exited; unless a
+     * rewrite is under way (exit() from a handler that interrupted one). */
+    if (pthread_mutex_trylock(&copy_mu) != 0)
+        return;
+    pthread_mutex_unlock(&copy_mu);
+    copy_refresh();
 }
 
 /* ---- Start ---- */

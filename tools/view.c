@@ -774,7 +774,7 @@ static void heading(FILE *f, const struct dump *d, const struct view_opts *o)
                 on(o, YELLOW), on(o, OFF));
     if (d->copy && d->state == DS_ALIVE)
         fprintf(f, "  %snote: read from the copy in the segment directory, as of %s; the process's "
-                   "own segment could not be opened (run as its user or root)%s\n", on(o, YELLOW),
+                   "own segment could not be opened (another user's process, or it closed the descriptor)%s\n", on(o, YELLOW),
                 d->copy_ns ? clock_str(when, sizeof when, d->copy_ns) : "never", on(o, OFF));
     if (d->copy_stale)
         fprintf(f, "  %snote: the copy could not be written since then (its file system is full?): "
