@@ -338,7 +338,12 @@ static int read_settled(const struct dump_map *m, struct dump *d, int state, cha
         dump_free(d);
         usleep(10000);
     }
-    return dump_map_read(m, d, state, why, whylen);
+    /* A copy left half rewritten (its process died during a rewrite), or
+     * rewritten all along: as it is, saying so. */
+    rc = dump_map_read(m, d, state, why, whylen);
+    if (rc == DX_OK)
+        d->consistent = 0;
+    return rc;
 }
 
 /* Opens a pid's segment, a segment file or a JSON file. */
