@@ -134,17 +134,21 @@ static int with_stacks;
 static const uint32_t no_stack = 0;
 
 /* The sampler thread's life. Synchronization: atomic, every change a CAS
- * (or, in a fork child, which has no sampler, a reset to S_NONE):
- *   S_NONE -> S_RUN   by the thread whose tracked allocation starts it
+ * or a store by the one thread that owns the state then (and, in a fork
+ * child, which has no sampler, a reset to S_NONE):
+ *   S_NONE -> S_STARTING  by the thread whose tracked allocation starts it
+ *   S_STARTING -> S_RUN   by that thread, once pthread_create has returned
+ *                     (and glibc counts the sampler), or -> S_STOP if it
+ *                     failed; sampler_thread is valid from S_RUN on
  *   S_RUN  -> S_STOP  by the program's last thread on its way out
  *                     (sampler_stop_if_last), which wakes the sampler (a
  *                     futex on this word) and joins it
  *   S_RUN  -> S_STOP  by the sampler itself, alone in the process
  * The sampler never outlives the program's threads: glibc ends a process
  * with exit(0) when the last thread it counts returns, and counts ours. */
-enum { S_NONE = 0, S_RUN, S_STOP };
+enum { S_NONE = 0, S_STARTING, S_RUN, S_STOP };
 static int sampler_state;
-static pthread_t sampler_thread;   /* valid in S_RUN; read-only after the CAS */
+static pthread_t sampler_thread;   /* valid in S_RUN; read-only after */
 /* glibc's count of the process's threads (its private __nptl_nthreads,
  * which libthread_db reads too), or NULL where it cannot be found; then
  * /proc/self/status stands in. Set by record_start, read-only after. */
@@ -616,7 +620,9 @@ static long draw_countdown(void)
 
 static void start_sampler(void);
 static void publish(void);
-static void copy_refresh(void);
+/* How copy_refresh is called (see there). */
+enum { COPY_PASS, COPY_NOW, COPY_FINAL };
+static void copy_refresh(int mode);
 
 static void track(const void *p, size_t req, size_t usable, unsigned c)
 {
@@ -1080,7 +1086,7 @@ static void sample_once(void)
     __atomic_store_n(&seg->heartbeat_ns, smp.t_ns, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&sampler_mu);
     if (published == 1)
-        copy_refresh();
+        copy_refresh(COPY_PASS);
 }
 
 /* The program's threads alive, the caller included, not the sampler:
@@ -1089,14 +1095,21 @@ static void sample_once(void)
  * leader stays in Threads:) and less the sampler. */
 static long program_threads(void)
 {
-    char text[2048];
+    char text[1024];
     if (nptl_nthreads)
         return (long)__atomic_load_n(nptl_nthreads, __ATOMIC_ACQUIRE) - 1;
-    if (!read_proc("/proc/self/status", text, sizeof text))
-        return 1;   /* unknown: assume someone is there */
-    const char *st = strstr(text, "\nState:");
-    long zombie = st && strchr(st + 7, 'Z') && strchr(st + 7, 'Z') < strchr(st + 7, '\n');
-    return (long)(proc_field_kb(text, "Threads") / 1024) - zombie - 1;
+    /* /proc/self/stat: after the command's closing parenthesis, field 3 is
+     * the main thread's state and field 20 num_threads. Unknown: assume
+     * somebody else is there (2), so that nothing stops. */
+    const char *p = read_proc("/proc/self/stat", text, sizeof text) ? strrchr(text, ')') : NULL;
+    if (!p || p[1] != ' ')
+        return 2;
+    long zombie = p[2] == 'Z', n = -1;
+    for (int field = 3; field < 20 && p; field++)
+        p = strchr(p + 1, ' ');
+    if (p)
+        n = strtol(p + 1, NULL, 10);
+    return n >= 1 ? n - zombie - 1 : 2;
 }
 
 /* Runs fn(arg) with the calling thread's allocations counted in shim_own,
@@ -1115,10 +1128,10 @@ static int as_shim(int (*fn)(void *), void *arg)
 }
 
 /* Waits until `until` (CLOCK_MONOTONIC, absolute) or a change of
- * sampler_state, whichever comes first. */
-static void sampler_wait(const struct timespec *until)
+ * sampler_state from `seen`, whichever comes first. */
+static void sampler_wait(const struct timespec *until, int seen)
 {
-    syscall(SYS_futex, &sampler_state, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, S_RUN, until,
+    syscall(SYS_futex, &sampler_state, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, seen, until,
             NULL, FUTEX_BITSET_MATCH_ANY);
 }
 
@@ -1135,10 +1148,10 @@ static int sampler_sleep(const struct timespec *next)
 {
     for (;;) {
         struct timespec now, until;
-        int st = S_RUN;
-        if (__atomic_load_n(&sampler_state, __ATOMIC_ACQUIRE) != S_RUN)
+        int st = __atomic_load_n(&sampler_state, __ATOMIC_ACQUIRE);
+        if (st == S_STOP)
             return 0;
-        if (program_threads() <= 0 &&
+        if (st == S_RUN && program_threads() <= 0 &&
             __atomic_compare_exchange_n(&sampler_state, &st, S_STOP, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_RELAXED))
             return 0;
@@ -1153,7 +1166,7 @@ static int sampler_sleep(const struct timespec *next)
         }
         if (until.tv_sec > next->tv_sec || (until.tv_sec == next->tv_sec && until.tv_nsec > next->tv_nsec))
             until = *next;
-        sampler_wait(&until);
+        sampler_wait(&until, st);
     }
 }
 
@@ -1212,8 +1225,10 @@ static int create_sampler(void *arg)
     pthread_attr_t attr;
     int err;
     (void)arg;
+    /* The default stack size (address space only): when the program's
+     * last thread is gone first, the process's exit (its atexit handlers
+     * and static destructors) runs on this thread. */
     pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
     err = pthread_create(&sampler_thread, &attr, sampler_main, (void *)(uintptr_t)sampler_interval);
     pthread_attr_destroy(&attr);
     return err;
@@ -1224,10 +1239,10 @@ static int create_sampler(void *arg)
  * they belong to the program's threads. Joinable, for sampler_stop_if_last. */
 static void start_sampler(void)
 {
-    int none = S_NONE;
+    int none = S_NONE, err = errno;
     sigset_t all, old;
 
-    if (!__atomic_compare_exchange_n(&sampler_state, &none, S_RUN, 0, __ATOMIC_ACQ_REL,
+    if (!__atomic_compare_exchange_n(&sampler_state, &none, S_STARTING, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_RELAXED))
         return;
     publish();
@@ -1235,11 +1250,13 @@ static void start_sampler(void)
     pthread_sigmask(SIG_SETMASK, &all, &old);
     if (as_shim(create_sampler, NULL) == 0) {
         pthread_setname_np(sampler_thread, "mallocshim");
+        __atomic_store_n(&sampler_state, S_RUN, __ATOMIC_RELEASE);
     } else {
         __atomic_store_n(&sampler_state, S_STOP, __ATOMIC_RELEASE);
         log_msg("cannot start the sampler thread; the time series stays empty");
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = err;   /* inside malloc: a success leaves errno alone */
 }
 
 static int join_sampler(void *arg)
@@ -1265,7 +1282,13 @@ static void sampler_stop_if_last(void)
                                      __ATOMIC_RELAXED))
         return;
     syscall(SYS_futex, &sampler_state, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+    int cancel, saved = errno;
+    /* The join is a cancellation point; a thread cancelled on its way out
+     * must still see it done. */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     int err = as_shim(join_sampler, NULL);
+    pthread_setcancelstate(cancel, NULL);
+    errno = saved;
     if (err)
         log_msg("the sampler thread did not end: %s", strerrordesc_np(err));
 }
@@ -1370,8 +1393,10 @@ static void live_set(int fd)
     }
     live_dev = st.st_dev;
     live_ino = st.st_ino;
-    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) != 0)
-        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) != 0 &&
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+        log_msg("cannot seal the segment's memory file: %s; whoever may open it could shrink "
+                "it under the program", strerrordesc_np(errno));
 }
 
 static int same_live(int fd)
@@ -1393,6 +1418,8 @@ static int seg_ranges(int fd, size_t from, size_t size, int (*fn)(size_t, size_t
             off_t d = lseek(fd, off, SEEK_DATA), h;
             if (d < 0)
                 return errno == ENXIO ? 0 : errno;
+            if ((size_t)d >= size)
+                break;
             h = lseek(fd, d, SEEK_HOLE);
             if (h < 0 || (size_t)h > size)
                 h = (off_t)size;
@@ -1438,16 +1465,16 @@ static int pwrite_range(size_t off, size_t len, void *ctx)
     return 0;
 }
 
-/* Writes the copy's header: the live one's, marked as the copy, with
- * copy_seq and copy_ns. Precondition: copy_mu held. */
-static int copy_header(uint32_t extra_flags)
+/* Writes the copy's header to fd: the live one's, marked as the copy,
+ * with copy_seq and copy_ns. Precondition: copy_mu held. */
+static int copy_header(int fd, uint32_t extra_flags)
 {
     struct seg_header h;
     memcpy(&h, seg, sizeof h);
     h.flags |= SEG_F_COPY | extra_flags;
     h.copy_seq = copy_seq;
     h.copy_ns = copy_ns;
-    ssize_t w = pwrite(seg_fd, &h, sizeof h, 0);
+    ssize_t w = pwrite(fd, &h, sizeof h, 0);
     return w == (ssize_t)sizeof h ? 0 : w < 0 ? errno : EIO;
 }
 
@@ -1472,48 +1499,100 @@ static int copy_reopen(void)
     return 1;
 }
 
-/* Rewrites the copy from the live segment (seg.h, "Two files"): only with
- * pwrite, so that a full file system, a truncation or a removal of the
- * copy is an error here, never a fault in the program. A failure leaves
- * the copy as of its last rewrite, marked SEG_F_COPY_STALE; recording goes
- * on, and the next pass tries again. Says one line when the copy goes
- * stale, when it is current again, and when someone truncated it. */
-static void copy_refresh(void)
+/* A descriptor of the copy for one rewrite, or -1: once named, opened by
+ * name (and checked to be the same file) for this rewrite alone, so that a
+ * descriptor number the program closes and reuses meanwhile never takes
+ * our bytes; before that, seg_fd. *own says whether to close it after.
+ * Precondition: copy_mu held. */
+static int copy_open(int *own)
 {
     struct stat st;
-    int err = 0;
-
-    pthread_mutex_lock(&copy_mu);
-    if (!same_file(seg_fd) && !copy_reopen()) {
-        pthread_mutex_unlock(&copy_mu);
-        return;
+    *own = 0;
+    if (!same_file(seg_fd))
+        copy_reopen();   /* for the lock that says "alive" */
+    if (published != 1)
+        return same_file(seg_fd) ? seg_fd : -1;
+    int fd = open(seg_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_ino != seg_ino || st.st_dev != seg_dev)) {
+        close(fd);
+        fd = -1;
+        errno = ESTALE;
     }
+    *own = fd >= 0;
+    return fd;
+}
+
+/* Rewrites the copy from the live segment (seg.h, "Two files"): only with
+ * pwrite, so that a full file system, a truncation or a removal of the
+ * copy is an error here, never a fault in the program. The live segment's
+ * resident pages are written (mincore: no descriptor of the program's is
+ * touched; a page swapped out keeps its last copy, which nothing has
+ * changed since). A failure leaves the copy as of its last rewrite, marked
+ * SEG_F_COPY_STALE until one succeeds; recording goes on, and the next pass
+ * tries again. Says one line when the copy goes stale, when it is current
+ * again, and when someone truncated it.
+ *   COPY_PASS   the sampler's: at most one rewrite started per
+ *               COPY_EVERY_NS (a short interval_ms would otherwise spend a
+ *               core on it), until one fails
+ *   COPY_NOW    before the copy is named, and in a fork child
+ *   COPY_FINAL  at exit: the last one; waits for one under way at most
+ *               200 ms (exit() from a handler that interrupted one) */
+#define COPY_EVERY_NS 900000000ull
+/* Synchronization: copy_mu. The final rewrite was made; when the last
+ * rewrite started (CLOCK_MONOTONIC). */
+static int copy_done;
+static uint64_t copy_start;
+
+static void copy_refresh(int mode)
+{
+    struct stat st;
+    int err = 0, saved = errno, own, fd;
+
+    if (mode == COPY_FINAL) {
+        struct timespec dl;
+        clock_gettime(CLOCK_MONOTONIC, &dl);
+        dl.tv_nsec += 200000000L;
+        if (dl.tv_nsec >= 1000000000L) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000L;
+        }
+        if (pthread_mutex_clocklock(&copy_mu, CLOCK_MONOTONIC, &dl) != 0)
+            goto out;
+    } else {
+        pthread_mutex_lock(&copy_mu);
+    }
+    uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    if (copy_done || (mode == COPY_PASS && !copy_err && copy_start && now - copy_start < COPY_EVERY_NS))
+        goto unlock;
+    copy_start = now;
     if (live_fd >= 0 && !same_live(live_fd)) {
         /* The program closed it: readers find the copy instead. */
         live_fd = -1;
         __atomic_store_n(&seg->live_fd, -1, __ATOMIC_RELAXED);
     }
-    if (fstat(seg_fd, &st) == 0 && (uint64_t)st.st_size != geo.total_size) {
+    if ((fd = copy_open(&own)) < 0) {
+        err = errno ? errno : EBADF;
+    } else if (fstat(fd, &st) == 0 && (uint64_t)st.st_size != geo.total_size) {
         if (!copy_cut)
             log_msg("%s was cut to %lld bytes while the process ran; it is written again whole",
                     seg_path, (long long)st.st_size);
         copy_cut = 1;
-        if (ftruncate(seg_fd, (off_t)geo.total_size) != 0)
+        if (ftruncate(fd, (off_t)geo.total_size) != 0)
             err = errno;
     }
     copy_seq |= 1;   /* odd: readers of the copy wait */
     if (!err)
-        err = copy_header(0);
+        err = copy_header(fd, copy_err ? SEG_F_COPY_STALE : 0);
     if (!err)
-        err = seg_ranges(same_live(live_fd) ? live_fd : -1, sizeof(struct seg_header),
-                         geo.total_size, pwrite_range, &seg_fd);
+        err = seg_ranges(-1, sizeof(struct seg_header), geo.total_size, pwrite_range, &fd);
     copy_seq++;
     if (!err) {
         copy_ns = clock_ns(CLOCK_REALTIME);
-        err = copy_header(0);
+        err = copy_header(fd, 0);
     }
     if (err) {
-        copy_header(SEG_F_COPY_STALE);   /* at least say so, if the header page is there */
+        if (fd >= 0)
+            copy_header(fd, SEG_F_COPY_STALE);   /* at least say so, if the header page is there */
         if (!copy_err)
             log_msg("cannot write %s: %s; it stays as it was (marked stale), recording goes on, "
                     "and `shimdump %d` reads the process itself", seg_path, strerrordesc_np(err),
@@ -1522,7 +1601,14 @@ static void copy_refresh(void)
         log_msg("%s is written again", seg_path);
     }
     copy_err = err;
+    if (own)
+        close(fd);
+    if (mode == COPY_FINAL)
+        copy_done = 1;
+unlock:
     pthread_mutex_unlock(&copy_mu);
+out:
+    errno = saved;
 }
 
 /* Gives the segment its name. Runs once: from the first tracked allocation,
@@ -1543,7 +1629,7 @@ static void publish(void)
         return;
     }
     /* A name is only ever given to a complete copy. */
-    copy_refresh();
+    copy_refresh(COPY_NOW);
     fmt_buf(proc, sizeof proc, "/proc/self/fd/%d", seg_fd);
     int first = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
@@ -1660,17 +1746,27 @@ static void fork_child_segment(void)
     rt.tid = 0;
     seg_fd = -1;
     published = -1;
-    copy_seq = copy_ns = 0;
-    copy_err = copy_cut = 0;
+    copy_seq = copy_ns = copy_start = 0;
+    copy_err = copy_cut = copy_done = 0;
+    /* The parent's copy, known by identity: ours is made below. */
+    int parent_copy_ok = same_file(parent_copy);
 
     void *m = live_create(size, &new_live);
     if (m == MAP_FAILED || seg_ranges(parent_live, 0, size, memcpy_range, m) != 0 ||
         mremap(m, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, seg) == MAP_FAILED) {
-        /* Nothing of its own: stop recording in this child. */
+        /* Nothing of its own: stop recording in this child, and let
+         * nothing of it (a thread's exit folds its slot) write the
+         * parent's segment: zero pages of its own over the range. */
         if (m != MAP_FAILED)
             munmap(m, size);
         if (new_live >= 0)
             close(new_live);
+        mmap(seg, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+        if (parent_live >= 0)
+            close(parent_live);
+        if (parent_copy_ok)
+            close(parent_copy);
+        seg_path[0] = '\0';
         log_msg("fork child %d: no memory for its segment; recording stops", (int)getpid());
         __atomic_store_n(&dispatch_ops, be, __ATOMIC_RELEASE);
         stack_detach();
@@ -1680,7 +1776,7 @@ static void fork_child_segment(void)
         close(parent_live);   /* the parent's; never one of the program's */
     live_set(new_live);
 
-    if (seg_path[0] && same_file(parent_copy)) {
+    if (seg_path[0] && parent_copy_ok) {
         /* seg_path is "<dir>/mallocshim.<pid>": the same with our pid. */
         char *slash = strrchr(seg_path, '/'), *dot = strrchr(seg_path, '.');
         char dir[sizeof seg_path];
@@ -1702,8 +1798,8 @@ static void fork_child_segment(void)
                 unlink(seg_path);
         }
     }
-    if (same_file(parent_copy) && parent_copy != seg_fd)
-        close(parent_copy);   /* the parent's file; never one of the program's */
+    if (parent_copy_ok)
+        close(parent_copy);   /* the parent's file (checked before ours replaced its identity) */
     if (seg_fd < 0) {
         if (seg_path[0])
             log_msg("fork child %d: cannot create %s: %s; recording goes on, and `shimdump %d` "
@@ -1723,7 +1819,7 @@ static void fork_child_segment(void)
             seg->slots_in_use--;
         }
     if (published == 1)
-        copy_refresh();   /* created under its name (no O_TMPFILE): complete it now */
+        copy_refresh(COPY_NOW);   /* created under its name (no O_TMPFILE): complete it now */
     if (hot.filter == filter_all)
         return;
     /* Every entry, not only resident pages: an entry the filter missed
@@ -1757,12 +1853,7 @@ __attribute__((destructor)) static void record_exit(void)
     if (lstat(seg_path, &st) == 0 && st.st_ino == seg_ino && st.st_dev == seg_dev &&
         unlink(seg_path) == 0)
         return;
-    /* The file stays: as of now, and saying the process exited; unless a
-     * rewrite is under way (exit() from a handler that interrupted one). */
-    if (pthread_mutex_trylock(&copy_mu) != 0)
-        return;
-    pthread_mutex_unlock(&copy_mu);
-    copy_refresh();
+    copy_refresh(COPY_FINAL);   /* the file stays: as of now, saying the process exited */
 }
 
 /* ---- Start ---- */
@@ -1900,7 +1991,7 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     if (geteuid() == 0)
         publish();   /* see publish(): root may become someone else first */
     else if (published == 1)
-        copy_refresh();   /* created under its name (no O_TMPFILE): complete it now */
+        copy_refresh(COPY_NOW);   /* created under its name (no O_TMPFILE): complete it now */
     *ops = &rec_ops;
     return 0;
 }

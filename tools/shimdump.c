@@ -225,38 +225,22 @@ static int open_error(const char *path, int e, long pid)
  * the process's descriptors by its name. Maps it into *m and returns DX_OK
  * when it is the segment of (pid, start_ns) (start_ns 0: any start); else
  * a DX code, and *m is untouched. */
-static int live_map(uint32_t pid, int live_fd, uint64_t start_ns, struct dump_map *m,
-                    const char *label)
+static int live_map_one(const char *path, uint32_t pid, uint64_t start_ns, struct dump_map *m,
+                        const char *label)
 {
-    char path[320], why[256];
+    char link[64], why[256];
     struct dump_map lm;
     struct seg_header h;
-    int fd = -1, rc;
-
-    if (live_fd >= 0) {
-        snprintf(path, sizeof path, "/proc/%u/fd/%d", pid, live_fd);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-    } else {
-        char dir[64], link[64];
-        struct dirent *e;
-        snprintf(dir, sizeof dir, "/proc/%u/fd", pid);
-        DIR *dp = opendir(dir);
-        errno = dp ? ENOENT : errno;
-        while (dp && fd < 0 && (e = readdir(dp)) != NULL) {
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            ssize_t n = readlink(path, link, sizeof link - 1);
-            if (n <= 0)
-                continue;
-            link[n] = '\0';
-            if (strcmp(link, "/memfd:mallocshim (deleted)") == 0)
-                fd = open(path, O_RDONLY | O_CLOEXEC);
-        }
-        if (dp)
-            closedir(dp);
-    }
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    if (n <= 0)
+        return errno == EACCES || errno == EPERM ? DX_PERM : DX_NOTFOUND;
+    link[n] = '\0';
+    if (strcmp(link, "/memfd:mallocshim (deleted)") != 0)
+        return DX_NOTFOUND;   /* a number the program reused, or not ours at all */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return errno == EACCES || errno == EPERM ? DX_PERM : DX_NOTFOUND;
-    rc = dump_map_fd(&lm, fd, label, why, sizeof why);
+    int rc = dump_map_fd(&lm, fd, label, why, sizeof why);
     close(fd);
     if (rc != DX_OK)
         return rc;
@@ -267,6 +251,36 @@ static int live_map(uint32_t pid, int live_fd, uint64_t start_ns, struct dump_ma
     }
     *m = lm;
     return DX_OK;
+}
+
+/* The live segment of process pid (seg.h, "Two files"): its memory file,
+ * opened through /proc/<pid>/fd/<live_fd>, or with live_fd < 0 found among
+ * the process's descriptors by its name. Maps it into *m and returns DX_OK
+ * when it is the segment of (pid, start_ns) (start_ns 0: any start); else
+ * a DX code, and *m is untouched. */
+static int live_map(uint32_t pid, int live_fd, uint64_t start_ns, struct dump_map *m,
+                    const char *label)
+{
+    char path[320];
+    if (live_fd >= 0) {
+        snprintf(path, sizeof path, "/proc/%u/fd/%d", pid, live_fd);
+        return live_map_one(path, pid, start_ns, m, label);
+    }
+    char dir[64];
+    struct dirent *e;
+    int rc = DX_NOTFOUND;
+    snprintf(dir, sizeof dir, "/proc/%u/fd", pid);
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return errno == EACCES || errno == EPERM ? DX_PERM : DX_NOTFOUND;
+    while (rc != DX_OK && (e = readdir(dp)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        rc = live_map_one(path, pid, start_ns, m, label);
+    }
+    closedir(dp);
+    return rc == DX_OK ? DX_OK : DX_NOTFOUND;
 }
 
 /* Where *m maps the copy of a process that no longer runs, reads it whole
@@ -326,9 +340,12 @@ static int read_settled(const struct dump_map *m, struct dump *d, int state, cha
 {
     struct seg_header a, b;
     int rc = DX_OK;
-    for (int tries = 0; tries < 100; tries++) {
+    /* A dead process's copy changes no more: no use waiting. */
+    memset(&a, 0, sizeof a);
+    for (int tries = 0; tries < (state == DS_DEAD ? 1 : 100); tries++) {
         if (dump_map_header(m, &a, NULL) == 0 && (a.flags & SEG_F_COPY) && (a.copy_seq & 1)) {
-            usleep(10000);
+            if (state != DS_DEAD)
+                usleep(10000);
             continue;
         }
         rc = dump_map_read(m, d, state, why, whylen);

@@ -3,13 +3,16 @@
  * shim's sampler thread must not keep it alive.
  *
  * Usage: lastthread MODE
- *   alloc    the worker allocates, then returns
- *   quiet    the worker never calls the malloc family
- *   sigterm  the worker blocks SIGTERM, sends it to the process, returns:
- *            the signal is pending with no program thread left to take it
+ *   alloc      the worker allocates, then returns
+ *   quiet      the worker never calls the malloc family
+ *   sigterm    the worker blocks SIGTERM, sends it to the process, returns:
+ *              the signal is pending with no program thread left to take it
+ *   allocterm  both: the worker allocates, then leaves SIGTERM pending
  * main allocates enough to start the sampler first, prints "sampler: yes"
  * (or "no") as it finds a thread named "mallocshim", and calls
- * pthread_exit. The process must then exit 0, as it does bare. */
+ * pthread_exit. The process must then exit 0, as it does bare; an atexit
+ * handler prints "exit by: worker" when the worker's return ran exit(), as
+ * it does bare (else "exit by: another thread"). */
 #include "config.h"
 
 #include <dirent.h>
@@ -19,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -28,9 +32,18 @@
 
 static int go[2];
 static const char *mode;
+static pid_t worker_tid;
 
-/* Whether a thread named "mallocshim" runs in this process. No stdio, no
- * opendir: the caller must not allocate once the worker may be quiet. */
+static void at_exit(void)
+{
+    char line[64];
+    int n = snprintf(line, sizeof line, "exit by: %s\n",
+                     (pid_t)syscall(SYS_gettid) == worker_tid ? "worker" : "another thread");
+    if (write(1, line, (size_t)n) != n)
+        _exit(3);
+}
+
+/* Whether a thread named "mallocshim" runs in this process (main only). */
 static int sampler_running(void)
 {
     DIR *d = opendir("/proc/self/task");
@@ -75,18 +88,20 @@ static void *worker(void *arg)
 {
     char c;
     (void)arg;
+    worker_tid = (pid_t)syscall(SYS_gettid);
     /* Wait until main is gone, so that this thread is the last. */
     while (read(go[0], &c, 1) < 0)
         ;
     while (!main_gone())
         usleep(1000);
-    if (strcmp(mode, "alloc") == 0) {
+    if (strcmp(mode, "alloc") == 0 || strcmp(mode, "allocterm") == 0) {
         for (int i = 0; i < 1000; i++) {
             void *p = malloc(64 + (size_t)i);
             ESCAPE(p);
             free(p);
         }
-    } else if (strcmp(mode, "sigterm") == 0) {
+    }
+    if (strcmp(mode, "sigterm") == 0 || strcmp(mode, "allocterm") == 0) {
         sigset_t s;
         sigemptyset(&s);
         sigaddset(&s, SIGTERM);
@@ -102,11 +117,12 @@ int main(int argc, char **argv)
     void *keep[4096];
 
     if (argc != 2 || (strcmp(argv[1], "alloc") && strcmp(argv[1], "quiet") &&
-                      strcmp(argv[1], "sigterm"))) {
-        fprintf(stderr, "usage: lastthread alloc|quiet|sigterm\n");
+                      strcmp(argv[1], "sigterm") && strcmp(argv[1], "allocterm"))) {
+        fprintf(stderr, "usage: lastthread alloc|quiet|sigterm|allocterm\n");
         return 2;
     }
     mode = argv[1];
+    atexit(at_exit);
     CHECK(pipe(go) == 0);
     /* The worker first, so that a quiet one has never allocated. */
     CHECK(pthread_create(&t, NULL, worker, NULL) == 0);
