@@ -7,10 +7,10 @@
  * program fault (SIGBUS); readers open it as /proc/<pid>/fd/<live_fd>. The
  * copy, <shm_dir>/mallocshim.<pid> (default /dev/shm), mode 0600, created
  * O_EXCL|O_NOFOLLOW, is what others find by name: the sampler thread
- * rewrites it with pwrite at each pass, at most about once a second (a full
- * file system or a truncation
- * is then an error it reports, never a fault), between an odd and an even
- * copy_seq, and it outlives a process that dies. Both have the same layout;
+ * rewrites it with pwrite at each pass, at most about once a second (a
+ * full file system or a truncation is then an error it reports, never a
+ * fault), between an odd and an even copy_seq, and it outlives a process
+ * that dies. Both have the same layout;
  * the copy carries SEG_F_COPY. The copy is removed at normal exit. A fork
  * child gets its own two; an exec'ed image replaces the copy of the image
  * before it.
