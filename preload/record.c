@@ -107,8 +107,8 @@ static const uint8_t filter_all[2] = { 1, 1 };
  * (linkat) when the process first tracks a block, so that the many short
  * processes a shell or mysqld_safe runs leave nothing behind. Kept: the
  * descriptor and its identity, to check that the program has not closed it
- * and reused the number. Synchronization: `published` changes from 0 after
- * the CAS of sampler_state from S_NONE (one thread), and in a fork child. */
+ * and reused the number. Synchronization: `published` changes from 0 in
+ * record_start (root), in the sampler thread (publish), and in a fork child. */
 static int seg_fd = -1;
 static dev_t seg_dev;
 static ino_t seg_ino;
@@ -1085,7 +1085,9 @@ static void sample_once(void)
     __atomic_store_n(&series->head, n + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&seg->heartbeat_ns, smp.t_ns, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&sampler_mu);
-    if (published == 1)
+    if (published == 0)
+        publish();   /* the first pass: the copy, then its name */
+    else if (published == 1)
         copy_refresh(COPY_PASS);
 }
 
@@ -1245,7 +1247,6 @@ static void start_sampler(void)
     if (!__atomic_compare_exchange_n(&sampler_state, &none, S_STARTING, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_RELAXED))
         return;
-    publish();
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     if (as_shim(create_sampler, NULL) == 0) {
@@ -1355,28 +1356,6 @@ static int same_file(int fd)
     return fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == seg_ino && st.st_dev == seg_dev;
 }
 
-/* A shared mapping of `size` bytes of a new memory file for the live
- * segment (*fd), not sealed yet (live_set does that, once every writable
- * mapping of it is made); or, where memfd_create is missing, private
- * memory (*fd = -1). Returns MAP_FAILED when there is neither. */
-static void *live_create(size_t size, int *fd)
-{
-    void *m;
-    /* MFD_NOEXEC_SEAL (Linux 6.3) where vm.memfd_noexec asks for it */
-    *fd = (int)syscall(SYS_memfd_create, "mallocshim", MFD_CLOEXEC | MFD_ALLOW_SEALING | 0x0008U);
-    if (*fd < 0 && errno == EINVAL)
-        *fd = (int)syscall(SYS_memfd_create, "mallocshim", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    *fd = above_std(*fd);
-    if (*fd >= 0) {
-        if (ftruncate(*fd, (off_t)size) == 0 &&
-            (m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0)) != MAP_FAILED)
-            return m;
-        close(*fd);
-        *fd = -1;
-    }
-    return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-}
-
 /* Makes fd (from live_create, mapped at seg) the live segment's memory
  * file, and seals it: it can no longer shrink, grow, or be written by
  * anyone but the mapping that exists, so that no other process (the
@@ -1465,6 +1444,46 @@ static int pwrite_range(size_t off, size_t len, void *ctx)
     return 0;
 }
 
+static int memcpy_range(size_t off, size_t len, void *ctx)
+{
+    memcpy((char *)ctx + off, (const char *)seg + off, len);
+    return 0;
+}
+
+/* A shared mapping of `size` bytes of a new memory file for the live
+ * segment (*fd), not sealed yet (live_set does that, once every writable
+ * mapping of it is made); or, where memfd_create is missing, private
+ * memory (*fd = -1). Where a segment is mapped already (seg, in a fork
+ * child), it starts as a copy of it (from_fd: see seg_ranges). Returns
+ * MAP_FAILED when there is neither. */
+static void *live_create(size_t size, int *fd, int from_fd)
+{
+    void *m;
+    /* MFD_NOEXEC_SEAL (Linux 6.3) where vm.memfd_noexec asks for it */
+    *fd = (int)syscall(SYS_memfd_create, "mallocshim", MFD_CLOEXEC | MFD_ALLOW_SEALING | 0x0008U);
+    if (*fd < 0 && errno == EINVAL)
+        *fd = (int)syscall(SYS_memfd_create, "mallocshim", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    *fd = above_std(*fd);
+    if (*fd >= 0) {
+        /* From a fork's parent: its data written in (pwrite allocates the
+         * pages as it goes; copying through a new mapping would fault each
+         * one in first). */
+        if (ftruncate(*fd, (off_t)size) == 0 &&
+            (!seg || seg_ranges(from_fd, 0, size, pwrite_range, fd) == 0) &&
+            (m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0)) != MAP_FAILED)
+            return m;
+        close(*fd);
+        *fd = -1;
+    }
+    m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m != MAP_FAILED && seg && seg_ranges(from_fd, 0, size, memcpy_range, m) != 0) {
+        munmap(m, size);
+        m = MAP_FAILED;
+    }
+    return m;
+}
+
+
 /* Writes the copy's header to fd: the live one's, marked as the copy,
  * with copy_seq and copy_ns. Precondition: copy_mu held. */
 static int copy_header(int fd, uint32_t extra_flags)
@@ -1513,6 +1532,8 @@ static int copy_open(int *own)
     if (published != 1)
         return same_file(seg_fd) ? seg_fd : -1;
     int fd = open(seg_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0 && (errno == EACCES || errno == EPERM) && same_file(seg_fd))
+        return seg_fd;   /* a process that became another user: the one it opened */
     if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_ino != seg_ino || st.st_dev != seg_dev)) {
         close(fd);
         fd = -1;
@@ -1535,35 +1556,36 @@ static int copy_open(int *own)
  *               COPY_EVERY_NS (a short interval_ms would otherwise spend a
  *               core on it), until one fails
  *   COPY_NOW    before the copy is named, and in a fork child
- *   COPY_FINAL  at exit: the last one; waits for one under way at most
- *               200 ms (exit() from a handler that interrupted one) */
+ *   COPY_FINAL  at exit: the last one (copy_lock: waits for one under
+ *               way at most 2 s) */
 #define COPY_EVERY_NS 900000000ull
 /* Synchronization: copy_mu. The final rewrite was made; when the last
  * rewrite started (CLOCK_MONOTONIC). */
 static int copy_done;
 static uint64_t copy_start;
 
-static void copy_refresh(int mode)
+/* Takes copy_mu; at exit (COPY_FINAL) waiting 2 s at most (a rewrite
+ * under way on a loaded machine, not a thread that never lets go).
+ * Returns 0 when it is held. */
+static int copy_lock(int mode)
+{
+    if (mode != COPY_FINAL)
+        return pthread_mutex_lock(&copy_mu);
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_sec += 2;
+    return pthread_mutex_clocklock(&copy_mu, CLOCK_MONOTONIC, &dl);
+}
+
+/* copy_refresh's work. Precondition: copy_mu held. */
+static void copy_write(int mode)
 {
     struct stat st;
     int err = 0, saved = errno, own, fd;
 
-    if (mode == COPY_FINAL) {
-        struct timespec dl;
-        clock_gettime(CLOCK_MONOTONIC, &dl);
-        dl.tv_nsec += 200000000L;
-        if (dl.tv_nsec >= 1000000000L) {
-            dl.tv_sec++;
-            dl.tv_nsec -= 1000000000L;
-        }
-        if (pthread_mutex_clocklock(&copy_mu, CLOCK_MONOTONIC, &dl) != 0)
-            goto out;
-    } else {
-        pthread_mutex_lock(&copy_mu);
-    }
     uint64_t now = clock_ns(CLOCK_MONOTONIC);
     if (copy_done || (mode == COPY_PASS && !copy_err && copy_start && now - copy_start < COPY_EVERY_NS))
-        goto unlock;
+        goto out;
     copy_start = now;
     if (live_fd >= 0 && !same_live(live_fd)) {
         /* The program closed it: readers find the copy instead. */
@@ -1603,15 +1625,22 @@ static void copy_refresh(int mode)
     copy_err = err;
     if (own)
         close(fd);
-    if (mode == COPY_FINAL)
-        copy_done = 1;
-unlock:
-    pthread_mutex_unlock(&copy_mu);
 out:
     errno = saved;
 }
 
-/* Gives the segment its name. Runs once: from the first tracked allocation,
+static void copy_refresh(int mode)
+{
+    if (copy_lock(mode) != 0)
+        return;
+    copy_write(mode);
+    pthread_mutex_unlock(&copy_mu);
+}
+
+/* Gives the copy its name, once it is complete. Runs once: from the
+ * sampler's first pass (never in a program thread: the first rewrite of
+ * the copy is megabytes of pwrite in a process that ran a while; a process
+ * that ends before its first pass leaves no name),
  * or at start in a process running as root, which may switch to another
  * user before that (mariadbd with user=mysql) and could then no longer link
  * a root-owned file (fs.protected_hardlinks). Not at fork: a child that
@@ -1619,30 +1648,33 @@ out:
 static void publish(void)
 {
     char proc[64];
+    int first = 0;
 
-    if (published)
-        return;
+    /* Under copy_mu: the process's exit (record_exit) either sees the name
+     * and removes it, or stops it from being given. */
+    pthread_mutex_lock(&copy_mu);
+    if (published || copy_done)
+        goto done;
     if (!same_file(seg_fd)) {
         published = -1;
         log_msg("the segment's descriptor %d was closed by the program; %s is not created, "
                 "so shimdump cannot find pid %d", seg_fd, seg_path, (int)getpid());
-        return;
+        goto done;
     }
     /* A name is only ever given to a complete copy. */
-    copy_refresh(COPY_NOW);
+    copy_write(COPY_NOW);
     fmt_buf(proc, sizeof proc, "/proc/self/fd/%d", seg_fd);
-    int first = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
         /* The /proc link is the way that needs no privilege; the fallback
          * needs CAP_DAC_READ_SEARCH. Report the first one's error. */
         if (linkat(AT_FDCWD, proc, AT_FDCWD, seg_path, AT_SYMLINK_FOLLOW) == 0) {
             published = 1;
-            return;
+            goto done;
         }
         first = errno;
         if (linkat(seg_fd, "", AT_FDCWD, seg_path, AT_EMPTY_PATH) == 0) {
             published = 1;
-            return;
+            goto done;
         }
         if (first != EEXIST || !remove_stale(seg_path))
             break;
@@ -1652,6 +1684,8 @@ static void publish(void)
             strerrordesc_np(first), first == EPERM && geteuid() != 0 && seg->uid == 0
                 ? " (the file is root's and this process no longer is)" : "",
             (int)getpid());
+done:
+    pthread_mutex_unlock(&copy_mu);
 }
 
 static void fill_header(const struct conf *c, const struct seg_geometry *g)
@@ -1714,11 +1748,6 @@ static void fork_parent(void)
     stack_fork_done(0);
 }
 
-static int memcpy_range(size_t off, size_t len, void *ctx)
-{
-    memcpy((char *)ctx + off, (const char *)seg + off, len);
-    return 0;
-}
 
 /* The child gets its own live segment, a copy of the parent's as of the
  * fork (its heap is a copy too), over the same address so that every
@@ -1751,9 +1780,8 @@ static void fork_child_segment(void)
     /* The parent's copy, known by identity: ours is made below. */
     int parent_copy_ok = same_file(parent_copy);
 
-    void *m = live_create(size, &new_live);
-    if (m == MAP_FAILED || seg_ranges(parent_live, 0, size, memcpy_range, m) != 0 ||
-        mremap(m, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, seg) == MAP_FAILED) {
+    void *m = live_create(size, &new_live, parent_live);
+    if (m == MAP_FAILED || mremap(m, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, seg) == MAP_FAILED) {
         /* Nothing of its own: stop recording in this child, and let
          * nothing of it (a thread's exit folds its slot) write the
          * parent's segment: zero pages of its own over the range. */
@@ -1848,12 +1876,16 @@ __attribute__((destructor)) static void record_exit(void)
     if (!seg || seg->pid != (uint32_t)getpid())
         return;
     __atomic_fetch_or(&seg->flags, SEG_F_FINISHED, __ATOMIC_RELAXED);
-    if (published != 1 || !same_file(seg_fd))
+    /* Under copy_mu, so that no name is given (publish) nor rewrite made
+     * after this; unless the lock is not had in 2 s. */
+    if (copy_lock(COPY_FINAL) != 0)
         return;
-    if (lstat(seg_path, &st) == 0 && st.st_ino == seg_ino && st.st_dev == seg_dev &&
-        unlink(seg_path) == 0)
-        return;
-    copy_refresh(COPY_FINAL);   /* the file stays: as of now, saying the process exited */
+    if (published == 1 && same_file(seg_fd) &&
+        !(lstat(seg_path, &st) == 0 && st.st_ino == seg_ino && st.st_dev == seg_dev &&
+          unlink(seg_path) == 0))
+        copy_write(COPY_FINAL);   /* the file stays: as of now, saying the process exited */
+    copy_done = 1;
+    pthread_mutex_unlock(&copy_mu);
 }
 
 /* ---- Start ---- */
@@ -1908,7 +1940,7 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     if (seg_layout(&probe, &g) != 0)
         return EINVAL;
     fmt_buf(seg_path, sizeof seg_path, "%s/mallocshim.%u", c->shm_dir, (unsigned)getpid());
-    map = live_create(probe.total_size, &lfd);
+    map = live_create(probe.total_size, &lfd, -1);
     if (map == MAP_FAILED) {
         err = errno;
         log_msg("cannot map %llu bytes for the segment: %s; recording is off",

@@ -25,6 +25,10 @@ static inline const struct seg_header *su_open(const char *dir, int pid)
     struct stat st;
     uint32_t v;
     snprintf(path, sizeof path, "%s/mallocshim.%d", dir, pid);
+    /* Named by the sampler's first pass, up to 200 ms after the first
+     * tracked allocation (longer on a loaded machine). */
+    for (int waited = 0; waited < 30000 && access(path, F_OK) != 0; waited += 10)
+        usleep(10000);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) != 0) {
         fprintf(stderr, "segutil: %s: %s\n", path, strerror(errno));
