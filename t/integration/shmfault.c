@@ -6,8 +6,9 @@
  * Usage: shmfault DIR THREADS
  *   makes one SIGBUS (a page past the end of a file of its own) and one
  *   SIGSEGV (a PROT_NONE page), starts THREADS threads that churn through
- *   malloc and free, writes DIR/ready, waits for DIR/go, lets them churn
- *   1.5 s more, repeats both faults, and writes DIR/done. Exit 0 when each fault reached
+ *   malloc and free, writes DIR/ready, and lets them churn until DIR/stop
+ *   appears (the test looks at the segment's files meanwhile; at most 60 s
+ *   after DIR/go), then repeats both faults and writes DIR/done. Exit 0 when each fault reached
  *   its handler both times and every thread's blocks kept their contents. */
 #include "config.h"
 
@@ -110,7 +111,7 @@ int main(int argc, char **argv)
     sleep_ms(300);
     put(dir, "ready", "\n");
     await(dir, "go");
-    sleep_ms(1500);   /* several of the sampler's passes (interval_ms:100) */
+    await_ms(dir, "stop", 60000);   /* several of the sampler's passes (interval_ms:100) */
     phase = 3;
     long total = 0;
     for (int i = 0; i < nt; i++) {
