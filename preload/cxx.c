@@ -6,10 +6,10 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
+#include "attr.h"
 #include "dispatch.h"
 #include "log.h"
 
-#define SHIM_EXPORT __attribute__((visibility("default")))
 
 /* The mangled names have no C prototypes to declare. */
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"

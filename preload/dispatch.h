@@ -6,13 +6,11 @@
 
 #include <stddef.h>
 
+#include "attr.h"
 #include "backend.h"
 #include "boot.h"
 
 #pragma GCC visibility push(hidden)
-
-#define likely(x)   __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
 
 /* The active table. It starts as the bootstrap table, whose functions start
  * the backend on first use, and is switched once to the backend's table.

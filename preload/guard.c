@@ -13,9 +13,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "attr.h"
 #include "stack.h"
 
-#define SHIM_EXPORT __attribute__((visibility("default")))
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)

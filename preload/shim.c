@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attr.h"
 #include "dispatch.h"
 #include "mallocshim.h"
 
-#define SHIM_EXPORT __attribute__((visibility("default")))
 
 SHIM_EXPORT void *malloc(size_t n)
 {

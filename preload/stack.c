@@ -23,7 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dispatch.h"
 #include "fmt.h"
 #include "log.h"
 
