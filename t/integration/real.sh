@@ -54,29 +54,40 @@ std::map<std::string, std::vector<int>> index_words(const std::vector<std::strin
 CCEOF
 
 run_all() {  # run_all PREFIX-COMMAND...: every workload, outputs into $TMP/$tag.*
-    tag=$1
+    tag=$1     # (and each one's exit status into $TMP/$tag.W.rc)
     shift
     "$@" "$PY" "$TMP/alloc.py" >"$TMP/$tag.py" 2>"$TMP/$tag.py.err"
+    echo $? >"$TMP/$tag.py.rc"
     "$@" bash "$TMP/work.sh" >"$TMP/$tag.bash" 2>"$TMP/$tag.bash.err"
-    "$@" sort -S 64M --parallel=2 -k3,3n -k1,1 "$TMP/lines.txt" | md5sum >"$TMP/$tag.sort"
-    "$@" ${CXX:-g++} -O1 -S -o - "$TMP/prog.cc" 2>"$TMP/$tag.cc.err" | md5sum >"$TMP/$tag.cc"
+    echo $? >"$TMP/$tag.bash.rc"
+    "$@" sort -S 64M --parallel=2 -k3,3n -k1,1 "$TMP/lines.txt" >"$TMP/$tag.sort.out"
+    echo $? >"$TMP/$tag.sort.rc"
+    md5sum <"$TMP/$tag.sort.out" >"$TMP/$tag.sort"
+    rm -f "$TMP/$tag.sort.out"
+    "$@" ${CXX:-g++} -O1 -S -o "$TMP/$tag.cc.out" "$TMP/prog.cc" 2>"$TMP/$tag.cc.err"
+    echo $? >"$TMP/$tag.cc.rc"
+    md5sum <"$TMP/$tag.cc.out" >"$TMP/$tag.cc"
 }
 
+# Each workload must work without the shim first: two runs that fail alike
+# would compare equal.
 run_all bare env
 for w in py bash sort cc; do
-    [ -s "$TMP/bare.$w" ] || echo "# bare run of $w produced nothing" >&2
+    [ "$(cat "$TMP/bare.$w.rc")" = 0 ] && [ -s "$TMP/bare.$w" ]
+    ok $? "bare: the $w workload runs, exit 0, with output"
 done
 for b in $(backends); do
     run_all "$b" env MALLOCSHIM_CONF="backend:$b,verbose:1" LD_PRELOAD="$SHIM"
     grep -q "backend $b " "$TMP/$b.py.err"
     ok $? "$b: python3 ran under $b"
-    cmp -s "$TMP/bare.py" "$TMP/$b.py"
-    ok $? "$b: python3 allocation-heavy script, same output ($(cat "$TMP/$b.py" | cut -c1-40))"
-    cmp -s "$TMP/bare.bash" "$TMP/$b.bash"
-    ok $? "$b: bash script with arrays and strings, same output"
-    cmp -s "$TMP/bare.sort" "$TMP/$b.sort"
-    ok $? "$b: sort of 400000 lines with 2 threads, same output"
-    cmp -s "$TMP/bare.cc" "$TMP/$b.cc" && grep -q "backend $b " "$TMP/$b.cc.err"
-    ok $? "$b: g++ (cc1plus, a C++ program) compiles to the same assembly"
+    cmp -s "$TMP/bare.py" "$TMP/$b.py" && cmp -s "$TMP/bare.py.rc" "$TMP/$b.py.rc"
+    ok $? "$b: python3 allocation-heavy script, same output and status ($(cat "$TMP/$b.py" | cut -c1-40))"
+    cmp -s "$TMP/bare.bash" "$TMP/$b.bash" && cmp -s "$TMP/bare.bash.rc" "$TMP/$b.bash.rc"
+    ok $? "$b: bash script with arrays and strings, same output and status"
+    cmp -s "$TMP/bare.sort" "$TMP/$b.sort" && cmp -s "$TMP/bare.sort.rc" "$TMP/$b.sort.rc"
+    ok $? "$b: sort of 400000 lines with 2 threads, same output and status"
+    cmp -s "$TMP/bare.cc" "$TMP/$b.cc" && cmp -s "$TMP/bare.cc.rc" "$TMP/$b.cc.rc" &&
+        grep -q "backend $b " "$TMP/$b.cc.err"
+    ok $? "$b: g++ (cc1plus, a C++ program) compiles to the same assembly, same status"
 done
 done_testing
