@@ -1,8 +1,10 @@
-/* guard: the few libc calls, besides the malloc family, that the shim wraps,
- * because they could pull the ground from under the unwinder it runs inside
- * the program: closing libunwind's descriptors, and alternate signal stacks.
- * Each tells stack.c first, then passes the call on, unchanged, to the next
- * definition (another preloaded library's, else libc's). */
+/* guard: the few calls, besides the malloc family, that the shim wraps,
+ * because they could pull the ground from under the unwinders it runs
+ * inside the program: closing libunwind's descriptors, alternate signal
+ * stacks, and unwind tables registered with libgcc (which would make its
+ * unwinder allocate under its own mutex). Each tells stack.c first, then
+ * passes the call on, unchanged, to the next definition (another preloaded
+ * library's, else libc's or libgcc_s's). */
 #include "config.h"
 
 #include "guard.h"
@@ -117,4 +119,83 @@ SHIM_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
         stack_altstack_set(cur.ss_sp, cur.ss_size, (cur.ss_flags & SS_DISABLE) != 0);
     errno = saved;
     return r;
+}
+
+/* libgcc_s's registration of unwind tables (JIT compilers, some runtimes):
+ * from the first one on, stacks are taken with libunwind only (stack.c).
+ * The next definition is looked up at the call: libgcc_s is loaded late or
+ * never by many programs. If it is only in a local scope (a library opened
+ * with RTLD_LOCAL that needs it), RTLD_NEXT cannot see it, but the same
+ * copy is found by name. Without one, the call does nothing, as the
+ * caller's weak reference would have. */
+static void *next_frame_fn(const char *name)
+{
+    void *f = dlsym(RTLD_NEXT, name);
+    if (f == NULL) {
+        void *h = dlopen("libgcc_s.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+        if (h != NULL)
+            f = dlsym(h, name);
+    }
+    return f;
+}
+
+struct object;   /* libgcc's, opaque here */
+/* libgcc_s declares these in no installed header */
+void __register_frame(void *begin);
+void __register_frame_table(void *begin);
+void __register_frame_info(const void *begin, struct object *ob);
+void __register_frame_info_table(void *begin, struct object *ob);
+void __register_frame_info_bases(const void *begin, struct object *ob, void *tbase, void *dbase);
+void __register_frame_info_table_bases(void *begin, struct object *ob, void *tbase, void *dbase);
+
+SHIM_EXPORT void __register_frame(void *begin)
+{
+    stack_frames_registered();
+    void (*f)(void *) = next_frame_fn("__register_frame");
+    if (f)
+        f(begin);
+}
+
+SHIM_EXPORT void __register_frame_table(void *begin)
+{
+    stack_frames_registered();
+    void (*f)(void *) = next_frame_fn("__register_frame_table");
+    if (f)
+        f(begin);
+}
+
+SHIM_EXPORT void __register_frame_info(const void *begin, struct object *ob)
+{
+    stack_frames_registered();
+    void (*f)(const void *, struct object *) = next_frame_fn("__register_frame_info");
+    if (f)
+        f(begin, ob);
+}
+
+SHIM_EXPORT void __register_frame_info_table(void *begin, struct object *ob)
+{
+    stack_frames_registered();
+    void (*f)(void *, struct object *) = next_frame_fn("__register_frame_info_table");
+    if (f)
+        f(begin, ob);
+}
+
+SHIM_EXPORT void __register_frame_info_bases(const void *begin, struct object *ob, void *tbase,
+                                             void *dbase)
+{
+    stack_frames_registered();
+    void (*f)(const void *, struct object *, void *, void *) =
+        next_frame_fn("__register_frame_info_bases");
+    if (f)
+        f(begin, ob, tbase, dbase);
+}
+
+SHIM_EXPORT void __register_frame_info_table_bases(void *begin, struct object *ob, void *tbase,
+                                                   void *dbase)
+{
+    stack_frames_registered();
+    void (*f)(void *, struct object *, void *, void *) =
+        next_frame_fn("__register_frame_info_table_bases");
+    if (f)
+        f(begin, ob, tbase, dbase);
 }

@@ -394,6 +394,7 @@ static void slot_exit(void *arg)
 {
     struct seg_slot *s = arg;
     sampler_stop_if_last();
+    stack_thread_exit();
     rt.state = T_DEAD;
     rt.slot = NULL;
     if (!s || s == overflow)

@@ -1,12 +1,28 @@
-/* stack: takes the call stack of each tracked allocation with libunwind,
- * stores each distinct stack once in the segment's stack table, and keeps
- * the list of mapped objects (path, load address, build id) that a reader
- * needs to name the frames, even after the process is gone.
+/* stack: takes the call stack of each tracked allocation, stores each
+ * distinct stack once in the segment's stack table, and keeps the list of
+ * mapped objects (path, load address, build id) that a reader needs to name
+ * the frames, even after the process is gone.
  *
- * libunwind is dlopen'ed with RTLD_LOCAL rather than linked: linked, its
- * _Unwind_* and backtrace() would enter the program's global scope and could
- * take over C++ exception handling from libgcc's, which an observer must not
- * do. Only the tracked path (about 1 in `sample` allocations) comes here. */
+ * Two unwinders, both dlopen'ed with RTLD_LOCAL rather than linked (linked,
+ * libunwind's _Unwind_* and backtrace() would enter the program's global
+ * scope and could take over C++ exception handling from libgcc's, which an
+ * observer must not do):
+ * - libgcc's _Unwind_Backtrace (glibc's _dl_find_object finds the unwind
+ *   tables; nothing kept per thread), about 2.4 us a stack;
+ * - libunwind's unw_backtrace, about 0.2 us, but with a 256 KiB cache per
+ *   thread that uses it: 65-70 MiB of RSS for 256 threads that take stacks.
+ * So each thread starts on libgcc's, and a thread that has taken
+ * SLOW_CAPTURES stacks (a hot one) moves to libunwind if fewer than
+ * FAST_THREADS threads are on it; one that finds them all taken tries again
+ * SLOW_CAPTURES stacks later. A thread gives its place back on its way out
+ * (stack_thread_exit). Both give the same frames (the return addresses), so
+ * a call site's stack is one entry whichever took it.
+ *
+ * libgcc's unwinder takes a global mutex, and allocates under it, once the
+ * program has registered unwind tables of its own (__register_frame and its
+ * kin: JIT compilers): an allocation made there would deadlock in it. guard.c
+ * wraps those calls, and from the first one on every stack is libunwind's.
+ * Only the tracked path (about 1 in `sample` allocations) comes here. */
 #include "config.h"
 
 #include "stack.h"
@@ -22,6 +38,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <unwind.h>
 
 #include "fmt.h"
 #include "log.h"
@@ -31,9 +48,19 @@
 #define SKIP_MAX 10
 #define PATH_MAX_LEN 4096
 
+/* A thread moves to libunwind after this many stacks, if one of the
+ * FAST_THREADS places is free. */
+#define SLOW_CAPTURES 256
+#define FAST_THREADS 16
+
 /* Set by stack_start, read-only after, except `unwind`, which goes to NULL
- * (relaxed atomic) when stacks stop for good. */
-static int (*unwind)(void **buffer, int size);   /* unw_backtrace */
+ * (relaxed atomic) when stacks stop for good. `unwind`: the capture
+ * function (gcc_backtrace, or libunwind's when libgcc's is missing);
+ * `fast`: libunwind's unw_backtrace, or NULL. */
+static int (*unwind)(void **buffer, int size);
+static int (*fast)(void **buffer, int size);   /* unw_backtrace */
+static _Unwind_Reason_Code (*gcc_walk)(_Unwind_Trace_Fn, void *);   /* _Unwind_Backtrace */
+static _Unwind_Ptr (*gcc_ip)(struct _Unwind_Context *);              /* _Unwind_GetIP */
 static uint32_t depth, cap;
 static struct seg_header *seg_hdr;
 static uint64_t stride;
@@ -101,6 +128,17 @@ static __thread uintptr_t alt_lo __attribute__((tls_model("initial-exec")));
 static __thread uintptr_t alt_hi __attribute__((tls_model("initial-exec")));
 static __thread uintptr_t was_lo __attribute__((tls_model("initial-exec")));
 static __thread uintptr_t was_hi __attribute__((tls_model("initial-exec")));
+
+/* This thread's place among the FAST_THREADS on libunwind: `on_fast` 1
+ * while it holds one, 2 once it is on its way out (it asks for none); `slow_left`, the stacks it takes with libgcc's before
+ * it asks for one. `fast_used`: the places held (relaxed atomic; a thread
+ * that took one beyond FAST_THREADS gives it back at once).
+ * `frames_registered`: the program registered unwind tables (guard.c), so
+ * every stack is libunwind's from now on (relaxed atomic; never cleared). */
+static __thread int on_fast __attribute__((tls_model("initial-exec")));
+static __thread unsigned slow_left __attribute__((tls_model("initial-exec")));
+static unsigned fast_used;
+static int frames_registered;
 
 static struct seg_stack *entry(uint32_t i)
 {
@@ -302,7 +340,7 @@ static int find_pipe(void)
     }
     lowest_free(fd, 2);
     capturing = 1;
-    unwind(tmp, 4);
+    fast(tmp, 4);
     capturing = 0;
     while (nheld > 0)
         close(held[--nheld]);
@@ -323,6 +361,69 @@ static int find_pipe(void)
         pipe_ino[i] = st[i].st_ino;
     }
     return 0;
+}
+
+struct walk {
+    void **buf;
+    int n, max;
+};
+
+static _Unwind_Reason_Code walk_one(struct _Unwind_Context *ctx, void *arg)
+{
+    struct walk *w = arg;
+    _Unwind_Ptr ip = gcc_ip(ctx);
+    if (w->n >= w->max || ip == 0)
+        return _URC_END_OF_STACK;
+    w->buf[w->n++] = (void *)ip;
+    return _URC_NO_REASON;
+}
+
+/* libgcc's unwinder, called the way unw_backtrace is: the return addresses
+ * from the caller's frame outwards, up to `size`. */
+__attribute__((noinline))
+static int gcc_backtrace(void **buffer, int size)
+{
+    struct walk w = { buffer, 0, size };
+    gcc_walk(walk_one, &w);
+    return w.n;
+}
+
+/* The unwinder for this thread's next stack: `fn` (stack_start's choice),
+ * or libunwind where the thread holds or gets a place on it. */
+static int (*pick(int (*fn)(void **, int)))(void **, int)
+{
+    if (fast == NULL)
+        return fn;
+    if (on_fast == 1 || __atomic_load_n(&frames_registered, __ATOMIC_RELAXED))
+        return fast;
+    if (on_fast == 2 || slow_left < SLOW_CAPTURES) {
+        slow_left++;
+        return fn;
+    }
+    slow_left = 0;
+    if (__atomic_fetch_add(&fast_used, 1, __ATOMIC_RELAXED) < FAST_THREADS) {
+        on_fast = 1;
+        __atomic_fetch_add(&head->fast_threads, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&head->fast_moves, 1, __ATOMIC_RELAXED);
+        return fast;
+    }
+    __atomic_fetch_sub(&fast_used, 1, __ATOMIC_RELAXED);
+    return fn;
+}
+
+void stack_thread_exit(void)
+{
+    if (on_fast == 1) {
+        __atomic_fetch_sub(&fast_used, 1, __ATOMIC_RELAXED);
+        if (head != NULL)
+            __atomic_fetch_sub(&head->fast_threads, 1, __ATOMIC_RELAXED);
+    }
+    on_fast = 2;   /* the stacks of its last destructors: libgcc's */
+}
+
+void stack_frames_registered(void)
+{
+    __atomic_store_n(&frames_registered, 1, __ATOMIC_RELAXED);
 }
 
 uint32_t stack_capture(size_t req)
@@ -355,7 +456,7 @@ uint32_t stack_capture(size_t req)
         __atomic_fetch_add(&head->failed, 1, __ATOMIC_RELAXED);
         return 0;
     }
-    n = fn((void **)buf, (int)(depth + SKIP_MAX));
+    n = pick(fn)((void **)buf, (int)(depth + SKIP_MAX));
     __atomic_fetch_sub(&inflight, 1, __ATOMIC_SEQ_CST);
     capturing = 0;
 
@@ -403,6 +504,9 @@ void stack_fork_done(int child)
     if (child) {
         owner = getpid();
         capturing = 0;
+        __atomic_store_n(&fast_used, on_fast == 1 ? 1 : 0, __ATOMIC_RELAXED);
+        if (head != NULL)
+            __atomic_store_n(&head->fast_threads, on_fast == 1 ? 1 : 0, __ATOMIC_RELAXED);
         __atomic_store_n(&inflight, 0, __ATOMIC_SEQ_CST);
         if (drain_failed) {
             unwind = NULL;   /* for good: libunwind's state may be mid-update */
@@ -416,6 +520,7 @@ void stack_fork_done(int child)
 
 void stack_detach(void)
 {
+    on_fast = 0;   /* the fork child's one thread: the segment is not its own */
     __atomic_store_n(&unwind, NULL, __ATOMIC_RELAXED);
     pipe_fd[0] = pipe_fd[1] = -1;
 }
@@ -559,6 +664,45 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+/* Loads libunwind into `fast` and finds its pipe. Returns "" on success,
+ * else why not (then `fast` is NULL); a reason is not worth a line when
+ * the build has no libunwind only if libgcc's serves. */
+static const char *start_fast(void)
+{
+#ifndef HAVE_LIBUNWIND
+    return "";   /* the builder's choice: not worth a line at each start */
+#else
+    static char why[160];
+    void *h;
+    /* A program that uses libunwind itself may have opened its pipe
+     * already, and then the pipe cannot be found (see find_pipe). */
+    if ((h = dlopen(LIBUNWIND_SONAME, RTLD_NOW | RTLD_NOLOAD)) != NULL) {
+        fmt_buf(why, sizeof why, "the program loads %s itself and the shim cannot tell its "
+                "descriptors from the program's", LIBUNWIND_SONAME);
+        return why;
+    }
+    dlerror();
+    h = dlopen(LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL || (*(void **)&fast = dlsym(h, "unw_backtrace")) == NULL) {
+        const char *e = dlerror();
+        fmt_buf(why, sizeof why, "cannot load %s (%s)", LIBUNWIND_SONAME,
+                e ? e : "no unw_backtrace");
+        fast = NULL;
+        return why;
+    }
+    if (find_pipe() != 0) {
+        fast = NULL;
+        return "cannot tell libunwind's descriptors from the program's";
+    }
+    /* this thread has used libunwind (its cache is made): it keeps it */
+    on_fast = 1;
+    fast_used = 1;
+    head->fast_threads = 1;
+    head->fast_moves = 1;
+    return "";
+#endif
+}
+
 int stack_start(struct seg_header *seg, const struct seg_header *geo)
 {
     char *b = (char *)seg;
@@ -579,34 +723,23 @@ int stack_start(struct seg_header *seg, const struct seg_header *geo)
         log_msg("cannot find the shim's own code among the loaded objects; no call stacks");
         return ENOENT;
     }
-#ifndef HAVE_LIBUNWIND
-    (void)h;
-    log_msg("built without libunwind; no call stacks (stacks:0 turns this note off)");
-    return ENOTSUP;
-#else
-    /* A program that uses libunwind itself may have opened its pipe
-     * already, and then the pipe cannot be found (see find_pipe). */
-    if ((h = dlopen(LIBUNWIND_SONAME, RTLD_NOW | RTLD_NOLOAD)) != NULL) {
-        log_msg("the program loads %s itself; the shim cannot tell its descriptors from the "
-                "program's, so it takes no call stacks (stacks:0 turns this note off)",
-                LIBUNWIND_SONAME);
-        return EBUSY;
+    /* libgcc's unwinder: the program's own copy when it has one (RTLD_LOCAL
+     * loads nothing twice). Nested allocations of dlopen are served by the
+     * bootstrap buffer. */
+    if ((h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL)) != NULL) {
+        *(void **)&gcc_walk = dlsym(h, "_Unwind_Backtrace");
+        *(void **)&gcc_ip = dlsym(h, "_Unwind_GetIP");
     }
-    dlerror();
-    /* Nested allocations of dlopen are served by the bootstrap buffer. */
-    h = dlopen(LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL || (*(void **)&unwind = dlsym(h, "unw_backtrace")) == NULL) {
-        const char *why = dlerror();
-        log_msg("cannot load %s (%s); no call stacks (stacks:0 turns them off quietly)",
-                LIBUNWIND_SONAME, why ? why : "no unw_backtrace");
-        unwind = NULL;
+    int have_gcc = gcc_walk != NULL && gcc_ip != NULL;
+    const char *why = start_fast();
+    if (fast == NULL && !have_gcc) {
+        log_msg("cannot load libgcc_s.so.1's unwinder%s%s; no call stacks (stacks:0 turns "
+                "this note off)", why[0] ? ", and " : "", why);
         return ENOENT;
     }
-    if (find_pipe() != 0) {
-        log_msg("cannot tell libunwind's descriptors from the program's; no call stacks");
-        unwind = NULL;
-        return EBUSY;
-    }
+    if (fast == NULL && why[0] != '\0')
+        log_msg("%s; call stacks with libgcc's unwinder only, which is slower per stack "
+                "(stacks:0 turns this note off)", why);
+    unwind = have_gcc ? gcc_backtrace : fast;
     return 0;
-#endif
 }

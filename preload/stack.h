@@ -1,4 +1,5 @@
-/* stack: the call stacks of tracked allocations (libunwind, loaded privately),
+/* stack: the call stacks of tracked allocations (libgcc's unwinder and
+ * libunwind, both loaded privately),
  * stored once each in the segment's stack table, and the list of mapped
  * objects that a reader needs to name their frames. */
 #ifndef MALLOCSHIM_STACK_H
@@ -57,6 +58,15 @@ void stack_check_fds(void);
  * none (disable != 0): no stack is taken while running on it, where the
  * unwinder could run off its end. Async-signal-safe. */
 void stack_altstack_set(const void *sp, size_t size, int disable);
+
+/* The calling thread is exiting (its key destructor): it gives back its
+ * place on libunwind, if it has one. */
+void stack_thread_exit(void);
+
+/* The program registers unwind tables of its own (guard.c's wrappers of
+ * __register_frame and its kin): libgcc's unwinder would then take a mutex
+ * and allocate under it, so every later stack is taken with libunwind. */
+void stack_frames_registered(void);
 
 /* This process's segment is not its own (a fork child that could not make
  * one): take no stacks and touch nothing of the segment from now on. */

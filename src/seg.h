@@ -234,7 +234,12 @@ struct seg_stacks {
     uint64_t used;             /* entries claimed */
     uint64_t dropped;          /* tracked allocations whose stack found no room */
     uint64_t failed;           /* tracked allocations whose stack could not be taken */
-    uint64_t reserved[5];
+    /* Threads taking their stacks with libunwind now (the others use
+     * libgcc's unwinder), and how many moved to it in all. Written when a
+     * thread moves or exits, not per stack. */
+    uint64_t fast_threads;
+    uint64_t fast_moves;
+    uint64_t reserved[3];
 };
 
 /* The bytes between two stack entries for frames of `depth`. */

@@ -115,6 +115,7 @@ struct dump {
     int stacks_stopped;                /* stacks stopped while the process ran */
     int symbolized;                    /* frames have been named (or came named from JSON) */
     uint64_t stacks_used, stacks_dropped, stacks_failed, objs_dropped;
+    uint64_t fast_threads, fast_moves;   /* threads on libunwind: now, in all */
     uint64_t nostack_live_count, nostack_live_req;   /* live tracked blocks without a stack */
     uint64_t ages_at_ns;               /* CLOCK_MONOTONIC the stacks' ages are counted to */
     size_t nobjs, nstacks, nframes;

@@ -142,13 +142,15 @@ static void call_stacks(FILE *f, const struct dump *d)
     fprintf(f, "  \"call_stacks\": {\"depth\": %u, \"unwinder\": %s, \"stopped\": %s, \"symbolized\": %s, "
                "\"stored\": %llu, \"dropped\": %llu, \"failed\": %llu, \"objects_dropped\": %llu, "
                "\"ages_at_ns\": %llu, \"no_stack_live_count\": %llu, \"no_stack_live_bytes\": %llu,\n"
+               "    \"libunwind_threads\": %llu, \"libunwind_moves\": %llu,\n"
                "    \"objects\": ",
             d->stack_depth, d->no_unwinder ? "false" : "true", d->stacks_stopped ? "true" : "false",
             d->symbolized ? "true" : "false",
             (unsigned long long)d->stacks_used, (unsigned long long)d->stacks_dropped,
             (unsigned long long)d->stacks_failed, (unsigned long long)d->objs_dropped,
             (unsigned long long)d->ages_at_ns, (unsigned long long)d->nostack_live_count,
-            (unsigned long long)d->nostack_live_req);
+            (unsigned long long)d->nostack_live_req, (unsigned long long)d->fast_threads,
+            (unsigned long long)d->fast_moves);
     dump_write_objects_json(f, d, "    ");
     fputs(",\n    \"stacks\": [", f);
     for (size_t i = 0; i < d->nstacks; i++) {
@@ -699,6 +701,8 @@ static int jstacks(struct jread *r, const struct jv *cs, struct dump *d)
     d->ages_at_ns = ju(r, cs, "ages_at_ns");
     d->nostack_live_count = ju(r, cs, "no_stack_live_count");
     d->nostack_live_req = ju(r, cs, "no_stack_live_bytes");
+    d->fast_threads = ju(r, cs, "libunwind_threads");
+    d->fast_moves = ju(r, cs, "libunwind_moves");
     if (objs && objs->type == J_ARR && objs->n) {
         size_t n = objs->n > 65536 ? 65536 : objs->n;
         if (!(d->objs = calloc(n, sizeof *d->objs)))

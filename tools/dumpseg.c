@@ -284,6 +284,8 @@ static void read_stacks(struct dump *d, const void *base, const struct seg_heade
     d->stacks_used = ld(&sh->used);
     d->stacks_dropped = ld(&sh->dropped);
     d->stacks_failed = ld(&sh->failed);
+    d->fast_threads = ld(&sh->fast_threads);
+    d->fast_moves = ld(&sh->fast_moves);
     d->objs_dropped = ld(&oh->dropped);
 
     n = ld(&oh->count);

@@ -674,7 +674,7 @@ static void stacks_notes(FILE *f, const struct dump *d, const struct view_opts *
 {
     char a[24], b[24];
     if (d->no_unwinder)
-        fprintf(f, "  %sthe process could not use libunwind (its stderr says why): no stacks "
+        fprintf(f, "  %sthe process could load no unwinder (its stderr says why): no stacks "
                    "were recorded%s\n", on(o, YELLOW), on(o, OFF));
     if (d->stacks_stopped)
         fprintf(f, "  %sstacks stopped while the process ran (it closed libunwind's descriptors, "

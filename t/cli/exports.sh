@@ -1,10 +1,16 @@
 #!/bin/sh
 # exports.sh: libmallocshim.so exports exactly the malloc family, the C++
-# operators, the mallocshim_ API and guard.c's six libc calls; the embedded
+# operators, the mallocshim_ API and guard.c's twelve wrapped calls; the embedded
 # jemalloc stays hidden and does not start unless it is the chosen backend.
 . "$TOP_SRCDIR/t/lib.sh"
 
 cat >"$TMP/want" <<'EOF2'
+__register_frame
+__register_frame_info
+__register_frame_info_bases
+__register_frame_info_table
+__register_frame_info_table_bases
+__register_frame_table
 _ZdaPv
 _ZdaPvRKSt9nothrow_t
 _ZdaPvSt11align_val_t
@@ -54,7 +60,7 @@ EOF2
 nm -D --defined-only "$SHIM" | awk '$2 ~ /^[TWVDBi]$/ {print $3}' | sed 's/@.*//' | LC_ALL=C sort >"$TMP/got"
 LC_ALL=C sort -o "$TMP/want" "$TMP/want"
 diff "$TMP/want" "$TMP/got" >&2
-ok $? "exported symbols are exactly the malloc family, C++ operators, mallocshim_* and guard.c's six"
+ok $? "exported symbols are exactly the malloc family, C++ operators, mallocshim_* and guard.c's twelve"
 
 ! nm -D "$SHIM" | grep -Eq 'msje_|je_|mallctl|mallocx'
 ok $? "nothing of the embedded jemalloc is exported"

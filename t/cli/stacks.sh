@@ -17,11 +17,12 @@ wait_for() {
     [ -e "$1" ]
 }
 
-# start_sites DIR BINARY [CONF]: runs BINARY DIR under the shim; sets $pid.
+# start_sites DIR BINARY [CONF [MODE]]: runs BINARY DIR [MODE] under the
+# shim; sets $pid.
 start_sites() {
     mkdir -p "$1"
     MALLOCSHIM_CONF="${3:-sample:1,stacks:16},shm_dir:$TMP/shm" LD_PRELOAD="$SHIM" \
-        "$2" "$1" >"$1/out" 2>"$1/err" &
+        "$2" "$1" ${4:-} >"$1/out" 2>"$1/err" &
     spid=$!
     wait_for "$1/ready" && pid=$(cat "$1/ready") && [ "$pid" = "$spid" ]
 }
@@ -74,7 +75,7 @@ slow = sum(b["count"] for b in tmp["lifetime_hist"]
 assert slow == 500, tmp["lifetime_hist"]
 # the caller is named too, and the object is the program
 f0 = cache["stack"]["frames"]
-assert f0[1]["function"] == "main", f0[1]
+assert f0[1]["function"] == "work", f0[1]
 main = [o for o in d["objects"] if o["main"]]
 assert len(main) == 1 and main[0]["path"].endswith("/sites") and len(main[0]["build_id"]) >= 16, main
 assert f0[0]["object"] == d["objects"].index(main[0])
@@ -91,7 +92,7 @@ for b in $(backends); do
         grep -q "^CALL SITES BY LIVE BYTES" "$TMP/out" &&
         grep -q "^LONG-LIVED CALL SITES" "$TMP/out" && grep -q "^CALL SITES BY ALLOCATION RATE" "$TMP/out" &&
         grep -Eq '^ +app::Cache::fill\(int\)\+0x[0-9a-f]+ +sites$' "$TMP/out" &&
-        grep -Eq '^ +< main\+0x[0-9a-f]+ +sites$' "$TMP/out" &&
+        grep -Eq '^ +< work\+0x[0-9a-f]+ +sites$' "$TMP/out" &&
         grep -Eq '^ +1 +6.10 MiB live +400 blocks' "$TMP/out" &&
         ! grep -q "$(printf '\033')" "$TMP/out" && [ "$(awk '{ if (length > m) m = length } END { print m }' "$TMP/out")" -le 100 ]
     ok $? "$b: --stacks text: three rankings, function and object names, within 100 columns"
@@ -116,6 +117,37 @@ ages = lambda d: [s["stack"]["age_hist"] for s in d["by_live_bytes"]]
 assert ages(a) == ages(b), "the ages of a dead process kept growing"' "$d/dead1.json" "$d/dead2.json"
     ok $? "$b: a dead process's stacks are still named, its ages as of its death"
     rm -f "$TMP/shm/mallocshim.$pid"
+done
+
+# The same sites in a second thread: its first 256 stacks are libgcc's
+# unwinder's, the rest libunwind's (the main thread, which loaded
+# libunwind, stays on it), and each site is still one stack with all its
+# allocations: the two unwinders give the same frames.
+for b in $(backends); do
+    d="$TMP/$b-thread"
+    start_sites "$d" "$T/sites" "backend:$b,sample:1,stacks:16" thread &&
+        check "$SD" --dir "$TMP/shm" --stacks --json --top=8 "$pid" && cp "$TMP/out" "$d/stacks.json" &&
+        check python3 "$TMP/sites.py" "$d/stacks.json" &&
+        check "$SD" --dir "$TMP/shm" --json "$pid" && python3 -c '
+import json, sys
+cs = json.load(open(sys.argv[1]))["call_stacks"]
+assert cs["libunwind_moves"] == 2 and cs["libunwind_threads"] == 1, cs
+fill = [s for s in cs["stacks"] if s["frames"] and s["frames"][0]["function"] == "app::Cache::fill(int)"]
+assert len(fill) == 1 and fill[0]["allocs"] == 400, fill
+assert [f["function"] for f in fill[0]["frames"][1:3]] == ["work", "start_thread"], fill[0]["frames"]
+' "$TMP/out"
+    ok $? "$b: sites in a second thread: moved to libunwind after 256 stacks, one stack per site"
+    stop_sites "$d"
+done
+
+# A program that registers unwind tables of its own (a JIT's way) and
+# unwinds: libgcc's unwinder allocates under its mutex, so the shim must not
+# take that allocation's stack with it (that waited forever: timeout).
+for b in $(backends); do
+    EXTRA_CONF="sample:1,stacks:16,shm_dir:$TMP/shm"
+    check shim "$b" timeout 60 "$T/regframe" && grep -qx "caught 20" "$TMP/out"
+    ok $? "$b: unwind tables registered by the program, then backtrace and throw: no deadlock"
+    EXTRA_CONF=
 done
 
 # Many threads interning the same stacks at once (bcsim: 8 threads, blocks

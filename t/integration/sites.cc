@@ -5,11 +5,15 @@
 //                            1.5 s after the cache
 //   temp_buffers             500 x 600 B, freed after 200 ms
 //   scratch_churn            50000 x 200 B, each freed at once
-// Then it writes DIR/ready (its pid) and waits for DIR/stop, and exits.
-// Usage: sites DIR
+// all called from work(), run by the main thread, or with `thread` by a
+// second thread (whose first 256 stacks libgcc's unwinder takes, and the
+// rest libunwind). Then it writes DIR/ready (its pid) and waits for
+// DIR/stop, and exits.
+// Usage: sites DIR [thread]
 #include "config.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,20 +75,36 @@ extern "C" __attribute__((noinline)) void scratch_churn(int n)
     }
 }
 
-int main(int argc, char **argv)
-{
-    static app::Cache cache;
-    char pid[32];
+static app::Cache cache;
 
-    if (argc != 2) {
-        fprintf(stderr, "usage: sites DIR\n");
-        return 2;
-    }
+extern "C" __attribute__((noinline)) void *work(void *)
+{
     cache.fill(400);
     sleep_ms(1500);
     temp_buffers(500);
     scratch_churn(50000);
     session_open(300);
+    __asm__ volatile("" ::: "memory");   /* no tail call: work stays a frame */
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    char pid[32];
+    pthread_t t;
+
+    if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "thread") != 0)) {
+        fprintf(stderr, "usage: sites DIR [thread]\n");
+        return 2;
+    }
+    if (argc == 3) {
+        if (pthread_create(&t, NULL, work, NULL) != 0 || pthread_join(t, NULL) != 0) {
+            fprintf(stderr, "sites: cannot run the thread\n");
+            return 1;
+        }
+    } else {
+        work(NULL);
+    }
     snprintf(pid, sizeof pid, "%d\n", (int)getpid());
     put(argv[1], "ready", pid);
     await_ms(argv[1], "stop", 600000);   /* 10 min at most */
