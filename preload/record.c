@@ -50,6 +50,9 @@ static struct backend_ops rec_ops;
 static uint64_t realtime_offset;   /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
 static struct seg_header *seg;
 static struct seg_slot *slots, *overflow, *retired;
+/* The counter slots (seg.h) of threads beyond the slots, and their states. */
+static struct seg_cslot *cslots;
+static struct seg_cstate *cstates;
 /* Where the shim's own allocations count, outside the segment: the
  * sampler thread's (sampler_own) and those the shim causes in a program
  * thread (shim_own: pthread_create's and pthread_join's, around the
@@ -166,11 +169,17 @@ static long sampler_interval;      /* interval_ms */
 enum { T_NEW = 0, T_CLAIMING, T_LIVE, T_OVER, T_DEAD };
 
 struct rec_thread {
-    /* The thread's own slot, or NULL: not claimed yet, or counting in the
-     * shared overflow slot (T_OVER, T_DEAD, or re-entered while claiming).
-     * So the hot path tests one thing: a slot of its own for plain stores,
-     * or the out-of-line path (slot_slow), which claims or adds atomically. */
-    struct seg_slot *slot;
+    /* The thread's own counters (its slot's, or its counter slot's), or
+     * NULL: not claimed yet, or counting in the shared overflow slot
+     * (T_OVER, T_DEAD, or re-entered while claiming). So the hot path tests
+     * one thing: counters of its own for plain stores, or the out-of-line
+     * path (slot_slow), which claims or adds atomically. */
+    struct seg_counters *cls;
+    /* Valid when cls is: where its tracked figures go, its own slot's, or
+     * (a thread with a counter slot) the overflow slot's, shared. */
+    struct seg_tracked *trk;
+    struct seg_slot *slot;   /* its own slot, or NULL */
+    uint32_t cslot;          /* 1 + the index of its counter slot, or 0 */
     long countdown;          /* allocations until the next tracked one */
     uint64_t rng;            /* xorshift64* state, 0 until seeded */
     uint64_t ev_next, ev_end; /* event numbers claimed and not yet used */
@@ -368,82 +377,125 @@ static void spin_unlock(int *l)
     __atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
 
-/* Adds slot s into retired and clears it, inside one odd period of
- * retired's seq. Precondition: fold_lock held. */
-static void fold_locked(struct seg_slot *s)
+/* Adds `words` words at src (a slot's cls and trk, or a counter slot's
+ * cls) into retired's, from its cls on, clears them and frees the slot
+ * (*state), inside one odd period of retired's seq. Precondition:
+ * fold_lock held. */
+static void fold_locked(uint64_t *src, size_t words, uint32_t *state)
 {
-    uint64_t *dst = (uint64_t *)retired->cls, *src = (uint64_t *)s->cls;
+    uint64_t *dst = (uint64_t *)retired->cls;
     __atomic_store_n(&retired->seq, retired->seq + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
-    /* cls and trk, which follow it */
-    for (size_t k = 0; k < (sizeof s->cls + sizeof s->trk) / 8; k++) {
+    for (size_t k = 0; k < words; k++) {
         __atomic_store_n(&dst[k], dst[k] + src[k], __ATOMIC_RELAXED);
         __atomic_store_n(&src[k], 0, __ATOMIC_RELAXED);
     }
-    __atomic_store_n(&s->state, SEG_SLOT_FREE, __ATOMIC_RELEASE);
+    __atomic_store_n(state, SEG_SLOT_FREE, __ATOMIC_RELEASE);
     __atomic_store_n(&retired->seq, retired->seq + 1, __ATOMIC_RELEASE);
 }
+
+#define SLOT_WORDS ((sizeof overflow->cls + sizeof overflow->trk) / 8)
+#define CSLOT_WORDS (sizeof overflow->cls / 8)
 
 static void sampler_stop_if_last(void);
 
 /* pthread key destructor: the thread is exiting (every thread that
- * allocated has the key set, to its slot or to overflow). Later
+ * allocated has the key set, to its counters or to overflow's). Later
  * allocations of this thread (other destructors) count in the overflow
  * slot. */
 static void slot_exit(void *arg)
 {
-    struct seg_slot *s = arg;
+    struct seg_slot *s = rt.slot;
+    uint32_t cs = rt.cslot;
+    (void)arg;
     sampler_stop_if_last();
     stack_thread_exit();
     rt.state = T_DEAD;
+    rt.cls = NULL;
+    rt.trk = NULL;
     rt.slot = NULL;
-    if (!s || s == overflow)
+    rt.cslot = 0;
+    if (s == NULL && cs == 0)
         return;
     spin_lock(&fold_lock);
-    fold_locked(s);
+    if (s != NULL)
+        fold_locked((uint64_t *)s->cls, SLOT_WORDS, &s->state);
+    else
+        fold_locked((uint64_t *)cslots[cs - 1].cls, CSLOT_WORDS, &cstates[cs - 1].state);
     __atomic_fetch_sub(&seg->slots_in_use, 1, __ATOMIC_RELAXED);
     spin_unlock(&fold_lock);
 }
 
-/* The slot to count in when rt.slot is NULL: claims one for a new thread,
- * else (re-entered while claiming, no slot free, exiting) overflow. */
+/* Claims a free one of n states (a slot's, or a counter slot's, `stride`
+ * bytes apart) for the calling thread: its index, or -1 when none is free. */
+static long claim(uint32_t *state, size_t stride, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t *w = (uint32_t *)((char *)state + i * stride);
+        uint32_t st = __atomic_load_n(w, __ATOMIC_RELAXED);
+        if (st == SEG_SLOT_FREE &&
+            __atomic_compare_exchange_n(w, &st, SEG_SLOT_LIVE, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+            return i;
+    }
+    return -1;
+}
+
+/* The counters to count in when rt.cls is NULL: claims a slot, else a
+ * counter slot, for a new thread, else (re-entered while claiming, none
+ * free, exiting) overflow's. */
 __attribute__((noinline))
-static struct seg_slot *slot_slow(void)
+static struct seg_counters *slot_slow(void)
 {
     if (rt.state != T_NEW)
-        return overflow;
+        return overflow->cls;
     rt.state = T_CLAIMING;
     __atomic_fetch_add(&seg->threads_seen, 1, __ATOMIC_RELAXED);
-    struct seg_slot *got = overflow;
-    for (uint32_t i = 0; i < geo.nslots; i++) {
-        uint32_t st = __atomic_load_n(&slots[i].state, __ATOMIC_RELAXED);
-        if (st == SEG_SLOT_FREE &&
-            __atomic_compare_exchange_n(&slots[i].state, &st, SEG_SLOT_LIVE, 0,
-                                        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-            got = &slots[i];
-            got->tid = my_tid();
-            __atomic_fetch_add(&seg->slots_in_use, 1, __ATOMIC_RELAXED);
-            break;
-        }
-    }
-    if (got == overflow) {
+    long i = claim(&slots[0].state, sizeof *slots, geo.nslots);
+    if (i >= 0) {
+        slots[i].tid = my_tid();
+        rt.slot = &slots[i];
+        rt.trk = slots[i].trk;
+        rt.cls = slots[i].cls;
+    } else if (geo.ncslots && (i = claim(&cstates[0].state, sizeof *cstates, geo.ncslots)) >= 0) {
+        cstates[i].tid = my_tid();
+        /* Readers look this far before the thread's first count. */
+        uint64_t high = __atomic_load_n(&seg->cslots_high, __ATOMIC_RELAXED);
+        while (high < (uint64_t)i + 1 &&
+               !__atomic_compare_exchange_n(&seg->cslots_high, &high, (uint64_t)i + 1, 0,
+                                            __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+            ;
+        rt.cslot = (uint32_t)i + 1;
+        rt.trk = overflow->trk;
+        rt.cls = cslots[i].cls;
+    } else {
         /* The key still, for its destructor's look at the thread count. */
         rt.state = T_OVER;
         pthread_setspecific(slot_key, overflow);
-        return got;
+        return overflow->cls;
     }
-    /* May allocate (keys past 32): that re-enters here and counts in overflow. */
-    pthread_setspecific(slot_key, got);
-    rt.slot = got;
+    __atomic_fetch_add(&seg->slots_in_use, 1, __ATOMIC_RELAXED);
+    /* May allocate (keys past 32): that counts in the counters just
+     * claimed. */
+    pthread_setspecific(slot_key, rt.cls);
     rt.state = T_LIVE;
-    return got;
+    return rt.cls;
 }
 
-/* The slot the calling thread counts in: its own, or overflow. */
-static inline struct seg_slot *my_slot(void)
+/* The counters the calling thread counts in: its own, or overflow's. */
+static inline struct seg_counters *my_cls(void)
 {
-    struct seg_slot *s = rt.slot;
-    return likely(s != NULL) ? s : slot_slow();
+    struct seg_counters *k = rt.cls;
+    return likely(k != NULL) ? k : slot_slow();
+}
+
+/* The tracked figures the calling thread adds to, and in *shared whether
+ * they are the overflow slot's (atomic adds). */
+static inline struct seg_tracked *my_trk(int *shared)
+{
+    struct seg_tracked *t = my_cls() == overflow->cls ? overflow->trk : rt.trk;
+    *shared = t == overflow->trk;
+    return t;
 }
 
 /* The owning thread's update of one class: one plain store per counter, no
@@ -452,10 +504,11 @@ static inline struct seg_slot *my_slot(void)
  * consistent snapshot of it (seg.h); no sequence counter is needed, which
  * keeps the stores of one call off the critical path of the next. The
  * overflow slot, shared, takes atomic adds instead. */
-static inline void count_alloc(struct seg_slot *s, unsigned c, size_t req, size_t usable, int is_realloc)
+static inline void count_alloc(struct seg_counters *cls, unsigned c, size_t req, size_t usable,
+                               int is_realloc)
 {
-    struct seg_counters *k = &s->cls[c];
-    if (unlikely(s == overflow)) {
+    struct seg_counters *k = &cls[c];
+    if (unlikely(cls == overflow->cls)) {
         __atomic_fetch_add(&k->allocs, 1, __ATOMIC_RELAXED);
         __atomic_fetch_add(&k->reallocs, (uint64_t)is_realloc, __ATOMIC_RELAXED);
         __atomic_fetch_add(&k->req_bytes, req, __ATOMIC_RELAXED);
@@ -469,10 +522,10 @@ static inline void count_alloc(struct seg_slot *s, unsigned c, size_t req, size_
     __atomic_store_n(&k->allocs, k->allocs + 1, __ATOMIC_RELEASE);
 }
 
-static inline void count_free(struct seg_slot *s, unsigned c, size_t usable)
+static inline void count_free(struct seg_counters *cls, unsigned c, size_t usable)
 {
-    struct seg_counters *k = &s->cls[c];
-    if (unlikely(s == overflow)) {
+    struct seg_counters *k = &cls[c];
+    if (unlikely(cls == overflow->cls)) {
         __atomic_fetch_add(&k->frees, 1, __ATOMIC_RELAXED);
         __atomic_fetch_add(&k->usable_free, usable, __ATOMIC_RELAXED);
         return;
@@ -629,8 +682,8 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
 {
     uint64_t h = addr_hash(p);
     uint64_t t = mono_now();
-    struct seg_slot *s = my_slot();
-    struct seg_tracked *tk = &s->trk[c];
+    int shared;
+    struct seg_tracked *tk = &my_trk(&shared)[c];
 
     if (!table_insert(p, h, req, usable, &t, with_stacks ? NULL : &no_stack, my_tid())) {
         __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
@@ -639,7 +692,7 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
         return;
     }
     filter_inc(h);
-    if (likely(s != overflow)) {
+    if (likely(!shared)) {
         trk_add(0, &tk->req_alloc, req);
         trk_add(0, &tk->usable_alloc, usable);
         trk_add(0, &tk->allocs, 1);
@@ -710,11 +763,11 @@ static void untrack_undo(const void *p, const struct seg_track *e)
     }
     /* No room to put it back: it leaves the tracked set (without a
      * lifetime), and the segment no longer claims exact figures. */
-    struct seg_slot *s = my_slot();
-    struct seg_tracked *tk = &s->trk[sizeclass_of(e->usable)];
-    trk_add(s == overflow, &tk->req_free, e->req);
-    trk_add(s == overflow, &tk->usable_free, e->usable);
-    trk_add(s == overflow, &tk->frees, 1);
+    int shared;
+    struct seg_tracked *tk = &my_trk(&shared)[sizeclass_of(e->usable)];
+    trk_add(shared, &tk->req_free, e->req);
+    trk_add(shared, &tk->usable_free, e->usable);
+    trk_add(shared, &tk->frees, 1);
     stack_free(e->stack, LIFEBUCKET_COUNT);   /* its lifetime is lost */
     __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
 }
@@ -724,10 +777,10 @@ static void untrack_finish(const void *p, const struct seg_track *e)
 {
     uint64_t now = mono_now();
     uint64_t life = now > e->alloc_ns ? now - e->alloc_ns : 0;
-    struct seg_slot *s = my_slot();
-    struct seg_tracked *tk = &s->trk[sizeclass_of(e->usable)];
+    int shared;
+    struct seg_tracked *tk = &my_trk(&shared)[sizeclass_of(e->usable)];
     stack_free(e->stack, lifebucket_of(life));
-    if (likely(s != overflow)) {
+    if (likely(!shared)) {
         trk_add(0, &tk->lifetime[lifebucket_of(life)], 1);
         trk_add(0, &tk->req_free, e->req);
         trk_add(0, &tk->usable_free, e->usable);
@@ -764,10 +817,10 @@ static void *alloc_slow(void *p, size_t req, size_t u, unsigned c, int is_reallo
 static inline __attribute__((always_inline)) void *on_alloc_uc(void *p, size_t req, size_t u,
                                                                unsigned c, int is_realloc)
 {
-    struct seg_slot *s = rt.slot;
-    if (unlikely(s == NULL))
+    struct seg_counters *k = rt.cls;
+    if (unlikely(k == NULL))
         return alloc_slow(p, req, u, c, is_realloc);
-    struct seg_counters *k = &s->cls[c];
+    k += c;
     if (is_realloc)
         __atomic_store_n(&k->reallocs, k->reallocs + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&k->req_bytes, k->req_bytes + req, __ATOMIC_RELAXED);
@@ -851,10 +904,10 @@ static void rec_free(void *p)
         return;
     size_t u = hot.usable(p);
     unsigned c = sizeclass_of(u);
-    struct seg_slot *s = rt.slot;
-    if (unlikely(s == NULL))
+    struct seg_counters *k = rt.cls;
+    if (unlikely(k == NULL))
         return free_slow(p, u, c, 0);
-    struct seg_counters *k = &s->cls[c];
+    k += c;
     __atomic_store_n(&k->usable_free, k->usable_free + u, __ATOMIC_RELAXED);
     __atomic_store_n(&k->frees, k->frees + 1, __ATOMIC_RELEASE);
     if (unlikely(maybe_tracked(p)))
@@ -866,7 +919,7 @@ static void rec_free(void *p)
  * tracked. */
 static void on_free_u(void *p, size_t u)
 {
-    count_free(my_slot(), sizeclass_of(u), u);
+    count_free(my_cls(), sizeclass_of(u), u);
     if (maybe_tracked(p))
         untrack_free(p);
 }
@@ -888,7 +941,7 @@ static void rec_free_sized_table(void *p, size_t n)
 {
     unsigned c;
     size_t u = uc_of(n, &c);
-    count_free(my_slot(), c, u);
+    count_free(my_cls(), c, u);
     if (maybe_tracked(p))
         untrack_free(p);
     be->free_sized(p, n);
@@ -931,7 +984,7 @@ static void *rec_realloc(void *p, size_t n)
             untrack_undo(p, &e);
         return NULL;
     }
-    count_free(my_slot(), sizeclass_of(ou), ou);
+    count_free(my_cls(), sizeclass_of(ou), ou);
     if (was)
         untrack_finish(p, &e);
     if (q != NULL)
@@ -1120,12 +1173,15 @@ static long program_threads(void)
  * thread allocate or free is not the program's. */
 static int as_shim(int (*fn)(void *), void *arg)
 {
-    struct seg_slot *slot = rt.slot;
+    struct seg_counters *cls = rt.cls;
+    struct seg_tracked *trk = rt.trk;
     long countdown = rt.countdown;
-    rt.slot = &shim_own;
+    rt.cls = shim_own.cls;
+    rt.trk = shim_own.trk;
     rt.countdown = LONG_MAX;
     int r = fn(arg);
-    rt.slot = slot;
+    rt.cls = cls;
+    rt.trk = trk;
     rt.countdown = countdown;
     return r;
 }
@@ -1192,7 +1248,8 @@ static void *sampler_main(void *arg)
     /* Its allocations are the shim's, not the program's (malloc_info's
      * FILE, under glibc): counted in a slot outside the segment, never
      * tracked, and no stacks. It frees only what it allocated. */
-    rt.slot = &sampler_own;
+    rt.cls = sampler_own.cls;
+    rt.trk = sampler_own.trk;
     rt.state = T_LIVE;
     rt.countdown = LONG_MAX;
     /* The first pass waits min(interval, 200 ms). Run at once, on the CPU
@@ -1721,6 +1778,8 @@ static void map_regions(void)
     slots = (struct seg_slot *)(b + geo.off_slots);
     overflow = (struct seg_slot *)(b + geo.off_overflow);
     retired = (struct seg_slot *)(b + geo.off_retired);
+    cstates = (struct seg_cstate *)(b + geo.off_cstate);
+    cslots = (struct seg_cslot *)(b + geo.off_cslots);
     ages = (struct seg_ages *)(b + geo.off_ages);
     series = (struct seg_series *)(b + geo.off_series);
     samples = (struct seg_sample *)(series + 1);
@@ -1844,7 +1903,12 @@ static void fork_child_segment(void)
     seg->live_fd = live_fd;
     for (uint32_t i = 0; i < geo.nslots; i++)
         if (&slots[i] != mine && slots[i].state == SEG_SLOT_LIVE) {
-            fold_locked(&slots[i]);
+            fold_locked((uint64_t *)slots[i].cls, SLOT_WORDS, &slots[i].state);
+            seg->slots_in_use--;
+        }
+    for (uint32_t i = 0; i < geo.ncslots && i < seg->cslots_high; i++)
+        if (i + 1 != rt.cslot && cstates[i].state == SEG_SLOT_LIVE) {
+            fold_locked((uint64_t *)cslots[i].cls, CSLOT_WORDS, &cstates[i].state);
             seg->slots_in_use--;
         }
     if (published == 1)
@@ -1936,6 +2000,7 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     seg_default_geometry(&g);
     g.series_cap = (uint32_t)c->series;
     g.nslots = (uint32_t)c->slots;
+    g.ncslots = (uint32_t)c->counter_slots;
     g.stack_depth = (uint32_t)record_stack_depth(c);
     memset(&probe, 0, sizeof probe);
     if (seg_layout(&probe, &g) != 0)

@@ -58,6 +58,8 @@ static const struct key keys[] = {
       "an integer 1..65536 (threads with counters of their own)" },
     { "stacks", CONF_K_STACKS, KIND_INT, 0, 64, F(stacks),
       "an integer 0..64 (call-stack frames per tracked allocation, 0 for none)" },
+    { "counter_slots", CONF_K_COUNTER_SLOTS, KIND_INT, 0, 65536, F(counter_slots),
+      "an integer 0..65536 (threads beyond slots with counters of their own)" },
 };
 
 static const char *const backend_names[] = { "glibc", "jemalloc", "tcmalloc" };
@@ -101,6 +103,7 @@ void conf_defaults(struct conf *c)
     c->series = CONF_SERIES_DEFAULT;
     c->interval_ms = CONF_INTERVAL_DEFAULT;
     c->slots = CONF_SLOTS_DEFAULT;
+    c->counter_slots = CONF_COUNTER_SLOTS_DEFAULT;
     c->stacks = CONF_STACKS_DEFAULT;
 }
 

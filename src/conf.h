@@ -30,6 +30,7 @@ enum conf_key {
     CONF_K_INTERVAL_MS,
     CONF_K_SLOTS,
     CONF_K_STACKS,
+    CONF_K_COUNTER_SLOTS,
     CONF_K_COUNT
 };
 
@@ -60,6 +61,7 @@ struct conf {
     long series;                  /* time-series ring entries */
     long interval_ms;             /* the sampler's period */
     long slots;                   /* per-thread counter blocks in the segment */
+    long counter_slots;           /* counters alone, for threads beyond `slots` */
     long stacks;                  /* frames of call stack kept per tracked block; 0: none */
     char jemalloc_conf[CONF_JEMALLOC_MAX];  /* malloc_conf text from jemalloc.* keys */
     unsigned n_tc_props;
@@ -75,11 +77,12 @@ typedef void (*conf_warn_fn)(void *ctx, const char *msg);
 #define CONF_INTERVAL_DEFAULT    1000
 #define CONF_SHM_DIR_DEFAULT     "/dev/shm"
 #define CONF_SLOTS_DEFAULT       128
+#define CONF_COUNTER_SLOTS_DEFAULT 3968
 #define CONF_STACKS_DEFAULT      16
 
 /* Fills *c with the defaults: glibc, every knob unset, verbose off,
  * recording on: sample:256 into /dev/shm, 3600 samples at 1000 ms, 128
- * slots, call stacks of 16 frames. */
+ * slots and 3968 counter slots, call stacks of 16 frames. */
 void conf_defaults(struct conf *c);
 
 /* Parses text[0..len) into *c, on top of what *c already holds. Pairs are

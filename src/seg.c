@@ -14,6 +14,7 @@ static uint64_t align64(uint64_t v)
 void seg_default_geometry(struct seg_geometry *g)
 {
     g->nslots = SEG_SLOTS_DEFAULT;
+    g->ncslots = SEG_CSLOTS_DEFAULT;
     g->series_cap = SEG_SERIES_DEFAULT;
     g->events_cap = SEG_EVENTS_DEFAULT;
     g->track_cap = SEG_TRACK_DEFAULT;
@@ -27,7 +28,7 @@ int seg_layout(struct seg_header *h, const struct seg_geometry *g)
 {
     uint64_t off = align64(sizeof(struct seg_header));
 
-    if (g->nslots < 1 || g->nslots > 65536 || g->series_cap < 1 || g->series_cap > (1u << 24) ||
+    if (g->nslots < 1 || g->nslots > 65536 || g->ncslots > 65536 || g->series_cap < 1 || g->series_cap > (1u << 24) ||
         g->events_cap < 1 || g->events_cap > (1u << 24) || g->track_cap < 64 ||
         g->track_cap > (1u << 26) || g->filter_bits < 8 || g->filter_bits > 28 ||
         g->stack_depth > SEG_STACK_DEPTH_MAX)
@@ -69,6 +70,15 @@ int seg_layout(struct seg_header *h, const struct seg_geometry *g)
     h->off_objs = off;
     if (h->stack_depth)
         off = align64(off + sizeof(struct seg_objs) + (uint64_t)h->objs_cap * sizeof(struct seg_obj));
+    h->ncslots = g->ncslots;
+    h->off_cstate = h->off_cslots = 0;
+    if (g->ncslots) {
+        h->off_cstate = off;
+        off = align64(off + (uint64_t)g->ncslots * sizeof(struct seg_cstate));
+        off = (off + 4095) & ~(uint64_t)4095;
+        h->off_cslots = off;
+        off += (uint64_t)g->ncslots * sizeof(struct seg_cslot);
+    }
     h->total_size = (off + 4095) & ~(uint64_t)4095;
     return h->total_size < (1ull << 30) ? 0 : EINVAL;
 }
@@ -98,6 +108,7 @@ int seg_validate(const struct seg_header *h, uint64_t file_size, uint32_t *versi
      * so nothing in the header can point anywhere else. */
     memset(&want, 0, sizeof want);
     g.nslots = h->nslots;
+    g.ncslots = h->ncslots;
     g.series_cap = h->series_cap;
     g.events_cap = h->events_cap;
     g.track_cap = h->track_cap;
@@ -113,6 +124,7 @@ int seg_validate(const struct seg_header *h, uint64_t file_size, uint32_t *versi
         want.off_events != h->off_events || want.off_track != h->off_track ||
         want.off_filter != h->off_filter || want.off_stacks != h->off_stacks ||
         want.off_objs != h->off_objs || want.stacks_cap != h->stacks_cap ||
+        want.off_cstate != h->off_cstate || want.off_cslots != h->off_cslots ||
         want.objs_cap != h->objs_cap || want.stack_stride != h->stack_stride ||
         want.total_size != h->total_size)
         return EINVAL;

@@ -51,9 +51,10 @@
 #include "sizeclass.h"
 
 #define SEG_MAGIC   0x314d48534c4c414dULL   /* "MALLSHM1" */
-#define SEG_VERSION 2u
+#define SEG_VERSION 3u
 
 #define SEG_SLOTS_DEFAULT   128u
+#define SEG_CSLOTS_DEFAULT  3968u           /* with the slots: 4096 threads */
 #define SEG_SERIES_DEFAULT  3600u           /* one hour at 1 s */
 #define SEG_EVENTS_DEFAULT  32768u
 #define SEG_TRACK_DEFAULT   (1u << 17)      /* tracked-block table entries */
@@ -107,6 +108,24 @@ struct seg_slot {
     struct seg_counters cls[SIZECLASS_COUNT];
     struct seg_tracked trk[SIZECLASS_COUNT];
     uint64_t pad[3];           /* to a whole number of cache lines */
+};
+
+/* The counters of a thread beyond the nslots full slots: the same counters
+ * as a slot's `cls`, one page each (page aligned, so that one that no
+ * thread has used costs no memory), written by the owning thread only with
+ * the same protocol. Such a thread's tracked figures go to the overflow
+ * slot's `trk`, with atomic adds (only tracked allocations write them). The
+ * state of counter slot i is cstate[i]: claimed with a CAS, cleared when the
+ * thread exits and its counters fold into retired. Readers look at the
+ * first `cslots_high` only (the most ever claimed at once, plus one). */
+struct seg_cslot {
+    struct seg_counters cls[SIZECLASS_COUNT];
+    uint64_t pad[2];           /* to one page */
+};
+
+struct seg_cstate {
+    uint32_t state;            /* enum seg_slot_state */
+    uint32_t tid;
 };
 
 /* Ages of tracked blocks still live, per class, as of `at_ns`. Written by
@@ -350,11 +369,19 @@ struct seg_header {
     uint64_t copy_seq;
     uint64_t copy_ns;
     int32_t live_fd;
-    uint32_t reserved32;
-    uint64_t reserved[26];
+    /* Counter slots for threads beyond nslots (0: none, as in segments
+     * made before them): struct seg_cstate[ncslots] at off_cstate, struct
+     * seg_cslot[ncslots] at off_cslots (page aligned), both after the
+     * objects; readers read the first cslots_high of them (atomic max). */
+    uint32_t ncslots;
+    uint64_t off_cstate;
+    uint64_t off_cslots;
+    uint64_t cslots_high;
+    uint64_t reserved[23];
 };
 
 _Static_assert(sizeof(struct seg_counters) == 48, "seg_counters layout");
+_Static_assert(sizeof(struct seg_cslot) == 4096, "a counter slot is one page");
 _Static_assert(sizeof(struct seg_slot) % 64 == 0, "seg_slot keeps slots on their own cache lines");
 _Static_assert(offsetof(struct seg_slot, cls) == 64, "seg_slot header is one cache line");
 _Static_assert(sizeof(struct seg_tracked) == 8 * (6 + LIFEBUCKET_COUNT), "seg_tracked layout");
@@ -371,7 +398,7 @@ _Static_assert(sizeof(struct seg_header) % 64 == 0, "seg_header keeps regions al
  * stack_depth 0 means no stack table and no object list (their caps are
  * then ignored and stored as 0). */
 struct seg_geometry {
-    uint32_t nslots, series_cap, events_cap, track_cap, filter_bits;
+    uint32_t nslots, ncslots, series_cap, events_cap, track_cap, filter_bits;
     uint32_t stack_depth, stacks_cap, objs_cap;
 };
 

@@ -74,7 +74,9 @@ static int collect_add(const uint64_t *src, uint64_t *acc, size_t words, size_t 
 }
 
 /* Sums the same region (at `off` within each slot: nchunks chunks of words
- * words) over every live slot, the overflow slot and the retired total. The
+ * words) over every live slot, every live counter slot when the region is
+ * the counters (`cls`: at off - offsetof(cls) in a counter slot), the
+ * overflow slot and the retired total. The
  * retired slot's seq also covers folds: a thread that exits adds its slot to
  * retired and clears the slot inside one odd period, so a sum taken across
  * an unchanged, even retired seq counts it once. */
@@ -85,6 +87,7 @@ static int sum_slots(const void *base, const struct seg_header *h, size_t off, s
     const struct seg_slot *overflow = at(base, h->off_overflow);
     const struct seg_slot *retired = at(base, h->off_retired);
     int rc = 0;
+    int cls = off >= offsetof(struct seg_slot, cls) && off < offsetof(struct seg_slot, trk);
 
     for (int attempt = 0; attempt < RETRIES; attempt++) {
         uint64_t r0 = __atomic_load_n(&retired->seq, __ATOMIC_ACQUIRE);
@@ -96,6 +99,20 @@ static int sum_slots(const void *base, const struct seg_header *h, size_t off, s
             if (__atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE) != SEG_SLOT_LIVE)
                 continue;  /* never used, or folded into retired and cleared */
             rc |= collect_add(at(&slots[i], off), out, words, nchunks);
+        }
+        if (cls && h->ncslots) {
+            const struct seg_cstate *cst = at(base, h->off_cstate);
+            const struct seg_cslot *cs = at(base, h->off_cslots);
+            uint64_t high = __atomic_load_n(&((const struct seg_header *)base)->cslots_high,
+                                            __ATOMIC_ACQUIRE);
+            if (high > h->ncslots)
+                high = h->ncslots;
+            for (uint64_t i = 0; i < high; i++) {
+                if (__atomic_load_n(&cst[i].state, __ATOMIC_ACQUIRE) != SEG_SLOT_LIVE)
+                    continue;
+                rc |= collect_add(at(&cs[i], off - offsetof(struct seg_slot, cls)), out, words,
+                                  nchunks);
+            }
         }
         rc |= collect_add(at(overflow, off), out, words, nchunks);
         rc |= collect_add(at(retired, off), out, words, nchunks);

@@ -231,7 +231,7 @@ err_case 2 "--watch=0: give seconds" "a bad --watch value" --watch=0 1
 
 cp "$TMP/saved.seg" "$TMP/v9.seg"
 printf '\011' | dd of="$TMP/v9.seg" bs=1 seek=8 conv=notrunc 2>/dev/null
-err_case 4 "segment format version 9; this shimdump reads version 2" "a segment of another format version" "$TMP/v9.seg"
+err_case 4 "segment format version 9; this shimdump reads version 3" "a segment of another format version" "$TMP/v9.seg"
 head -c 1000000 "$TMP/saved.seg" >"$TMP/short.seg"
 err_case 5 "truncated segment: 1000000 bytes of" "a truncated segment" "$TMP/short.seg"
 cp "$TMP/saved.seg" "$TMP/bad.seg"
@@ -260,7 +260,7 @@ else
     skip "a segment of another user: permission denied" "needs root and setpriv"
 fi
 
-check "$SD" --version && grep -q '^shimdump [0-9.]* (segment format 2, JSON format 1)$' "$TMP/out"
+check "$SD" --version && grep -q '^shimdump [0-9.]* (segment format 3, JSON format 1)$' "$TMP/out"
 ok $? "--version"
 check "$SD" --help && grep -q '^Exit status: 0 ok; 1 no such process' "$TMP/out"
 ok $? "--help documents the exit codes"

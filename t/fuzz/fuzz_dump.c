@@ -110,6 +110,7 @@ static void structured(const uint8_t *p, size_t n)
         return;
     memset(&h, 0, sizeof h);
     g.nslots = 1 + p[0] % 4;
+    g.ncslots = p[1] % 3;
     g.series_cap = 1 + p[1] % 8;
     g.events_cap = 1 + p[2] % 8;
     g.track_cap = 64;
@@ -126,6 +127,7 @@ static void structured(const uint8_t *p, size_t n)
     h.sample = 1 + p[4] % 4;
     h.flags = p[5];
     h.pid = 1;
+    h.cslots_high = p[2] % 4;   /* may exceed ncslots */
     memcpy(h.comm, "fuzz", 5);
     memcpy(h.backend_name, "glibc", 6);
     p += 6;

@@ -4,7 +4,10 @@
  * process asks for, keeps some, frees the rest; the test reads its own
  * live segment (segutil.h) and compares the classes of those two sizes
  * with what it knows: allocations, frees, live blocks and live usable
- * bytes, while the N are alive and after they are gone.
+ * bytes, while the N are alive and after they are gone. Up to 4096 threads
+ * at once (the default slots and counter slots) each count in counters of
+ * their own: the shared overflow slot's counters do not move while the N
+ * allocate.
  * Usage: manythreads N TOTAL */
 #include "config.h"
 
@@ -62,6 +65,18 @@ static void figures(const struct seg_header *h, struct fig f[2])
     }
 }
 
+/* The allocations and frees counted in the shared overflow slot, all
+ * classes. */
+static uint64_t overflow_calls(const struct seg_header *h)
+{
+    const struct seg_slot *o = (const void *)((const char *)h + su_hdr.off_overflow);
+    uint64_t n = 0;
+    for (int c = 0; c < SIZECLASS_COUNT; c++)
+        n += __atomic_load_n(&o->cls[c].allocs, __ATOMIC_RELAXED) +
+             __atomic_load_n(&o->cls[c].frees, __ATOMIC_RELAXED);
+    return n;
+}
+
 /* Checks that the two classes moved by exactly: allocs, frees, live blocks
  * and live usable bytes (lu[k] for size k: glibc's usable size of a block
  * depends on where it came from, its dynamic mmap threshold). */
@@ -112,6 +127,7 @@ int main(int argc, char **argv)
     /* N threads alive at once. */
     hold = 1;
     figures(h, f0);
+    uint64_t o0 = overflow_calls(h);
     for (long i = 0; i < n; i++)
         if (pthread_create(&t[i], &attr, worker, NULL) != 0) {
             fprintf(stderr, "manythreads: thread %ld: cannot create\n", i);
@@ -121,6 +137,17 @@ int main(int argc, char **argv)
     figures(h, f1);
     expect("all alive", f0, f1, (uint64_t)n * PER_THREAD, (uint64_t)n * (PER_THREAD - KEPT),
            (uint64_t)n * KEPT, kept_usable);
+    uint64_t o1 = overflow_calls(h);
+    uint32_t in_use = __atomic_load_n(&h->slots_in_use, __ATOMIC_RELAXED);
+    uint64_t high = __atomic_load_n(&h->cslots_high, __ATOMIC_RELAXED);
+    printf("all alive: %u slots and counter slots in use, counter slots high %llu, overflow "
+           "slot +%llu calls\n", in_use, (unsigned long long)high, (unsigned long long)(o1 - o0));
+    CHECK(su_hdr.nslots + su_hdr.ncslots >= 4096);   /* the defaults */
+    if (n + 1 <= (long)(su_hdr.nslots + su_hdr.ncslots)) {
+        CHECK(o1 == o0);
+        CHECK(in_use >= n + 1);
+        CHECK(high + su_hdr.nslots >= (uint64_t)n + 1);
+    }
     pthread_barrier_wait(&read_done);
     for (long i = 0; i < n; i++)
         pthread_join(t[i], NULL);
