@@ -14,6 +14,9 @@
 
 MDB_SB_TABLES=${MDB_SB_TABLES:-4}
 MDB_SB_ROWS=${MDB_SB_ROWS:-100000}
+# max_connections of the servers mdb_cnf writes, and more [mysqld] lines
+MDB_MAX_CONN=${MDB_MAX_CONN:-64}
+MDB_EXTRA_CNF=${MDB_EXTRA_CNF:-}
 
 # mdb_missing: prints what this machine lacks to run a server with MyRocks
 # and sysbench (nothing when all is there). Returns 0 when something lacks.
@@ -72,7 +75,8 @@ rocksdb_block_size=16384
 rocksdb_flush_log_at_trx_commit=2
 innodb_buffer_pool_size=8M
 innodb_log_file_size=8M
-max_connections=64
+max_connections=$MDB_MAX_CONN
+$MDB_EXTRA_CNF
 EOF
     if [ -n "${1:-}" ]; then
         printf '\n[mysqld_safe]\nmalloc-lib=%s\n' "$1" >>"$MDB/my.cnf"
