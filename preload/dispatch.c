@@ -36,6 +36,14 @@ size_t dispatch_pagesize = 4096;
 static const struct backend_ops boot_ops;
 const struct backend_ops *dispatch_ops = &boot_ops;
 
+/* record's way back to plain forwarding, for a fork child that cannot
+ * have a segment of its own: the backend's table, stored as init stores
+ * it. Runs in the child's fork handler: it must not allocate or lock. */
+static void forward_plain(const struct backend_ops *backend)
+{
+    __atomic_store_n(&dispatch_ops, backend, __ATOMIC_RELEASE);
+}
+
 static void warn_line(void *ctx, const char *msg)
 {
     log_msg("%s", msg);
@@ -98,7 +106,7 @@ int dispatch_init(void)
     const char *segment = "none";
     if (conf.record) {
         const struct backend_ops *rec;
-        if (record_start(&conf, ops, &rec) == 0) {
+        if (record_start(&conf, ops, forward_plain, &rec) == 0) {
             ops = rec;
             segment = record_path();
         }

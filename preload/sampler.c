@@ -1,0 +1,382 @@
+/* sampler: the sampler thread, started by the first tracked allocation:
+ * every interval_ms it sums the slots into the time series, takes the ages
+ * of the tracked blocks, refines the clock and rewrites the copy. */
+#include "config.h"
+
+#include "rec.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/futex.h>
+
+#include "log.h"
+#include "seg.h"
+#include "segread.h"
+#include "sizeclass.h"
+#include "stack.h"
+
+/* Where the shim's own allocations count, outside the segment: the
+ * sampler thread's (sampler_own) and those the shim causes in a program
+ * thread (shim_own: pthread_create's and pthread_join's, around the
+ * sampler's start and stop), so that the program's figures hold only the
+ * program's. Each written by one thread at a time. */
+static struct seg_slot sampler_own, shim_own;
+static pthread_t sampler_thread;   /* valid in S_RUN; read-only after */
+/* glibc's count of the process's threads (its private __nptl_nthreads,
+ * which libthread_db reads too), or NULL where it cannot be found; then
+ * /proc/self/status stands in. Set by sampler_init (record_start),
+ * read-only after. */
+static const unsigned int *nptl_nthreads;
+static long sampler_interval;      /* interval_ms */
+
+/* Declared, with their rules, in rec.h. */
+int sampler_state;
+pthread_mutex_t sampler_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void sampler_init(long interval_ms)
+{
+    sampler_interval = interval_ms;
+    nptl_nthreads = dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE");
+}
+
+/* Reads a small /proc file into buf (NUL-terminated); returns its length. */
+size_t read_proc(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    size_t got = 0;
+    if (fd < 0)
+        return 0;
+    while (got < cap - 1) {
+        ssize_t r = read(fd, buf + got, cap - 1 - got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[got] = '\0';
+    return got;
+}
+
+/* The value in kB of "name:" in a /proc status-like text, in bytes. */
+static uint64_t proc_field_kb(const char *text, const char *name)
+{
+    const char *p = text;
+    size_t nl = strlen(name);
+    while ((p = strstr(p, name)) != NULL) {
+        if ((p == text || p[-1] == '\n') && p[nl] == ':') {
+            uint64_t v = 0;
+            for (p += nl + 1; *p == ' ' || *p == '\t'; p++)
+                ;
+            for (; *p >= '0' && *p <= '9'; p++)
+                v = v * 10 + (uint64_t)(*p - '0');
+            return v * 1024;
+        }
+        p += nl;
+    }
+    return 0;
+}
+
+struct age_ctx {
+    uint64_t (*age)[LIFEBUCKET_COUNT];
+    uint64_t now;
+};
+
+static void age_add(struct seg_track *e, void *arg)
+{
+    struct age_ctx *a = arg;
+    uint64_t t = __atomic_load_n(&e->alloc_ns, __ATOMIC_ACQUIRE);
+    uint64_t u = __atomic_load_n(&e->usable, __ATOMIC_RELAXED);
+    if (t != 0)
+        a->age[sizeclass_of(u)][lifebucket_of(a->now > t ? a->now - t : 0)]++;
+}
+
+static void sample_once(void)
+{
+    static struct seg_counters sum[SIZECLASS_COUNT];
+    static uint64_t age[SIZECLASS_COUNT][LIFEBUCKET_COUNT];
+    static char text[4096];
+    struct seg_sample smp;
+    uint64_t now_mono;
+
+    /* Under sampler_mu (the fork handlers take it): a child never starts
+     * with a correction half made. */
+    pthread_mutex_lock(&sampler_mu);
+    tsc_refine();
+    pthread_mutex_unlock(&sampler_mu);
+    now_mono = mono_now();   /* the tracked blocks' clock, for their ages */
+
+    memset(&smp, 0, sizeof smp);
+    smp.t_ns = clock_ns(CLOCK_REALTIME);
+    seg_sum(seg, &geo, sum);
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+        int exact;
+        smp.live_count += sum[c].allocs - sum[c].frees;
+        smp.live_usable += sum[c].usable_alloc - sum[c].usable_free;
+        smp.live_req += seg_live_req_class(seg, &geo, &sum[c], c, &exact);
+        smp.allocs += sum[c].allocs;
+        smp.frees += sum[c].frees;
+        smp.req_bytes += sum[c].req_bytes;
+    }
+    /* /proc/self/status is cheap; smaps_rollup walks every mapping (80 ms per
+     * 8 GiB of 4 KiB pages), so the huge-page figure is refreshed only every
+     * 30th pass. */
+    static uint64_t huge;
+    static unsigned pass;
+    if (read_proc("/proc/self/status", text, sizeof text)) {
+        smp.rss = proc_field_kb(text, "VmRSS");
+        smp.rss_anon = proc_field_kb(text, "RssAnon");
+        smp.vsz = proc_field_kb(text, "VmSize");
+    }
+    if (pass++ % 30 == 0 && read_proc("/proc/self/smaps_rollup", text, sizeof text))
+        huge = proc_field_kb(text, "AnonHugePages");
+    smp.rss_huge = huge;
+    be->snapshot(&smp.backend);
+    if (with_stacks) {
+        stack_refresh_objects();
+        stack_check_fds();
+    }
+
+    /* Ages of the tracked blocks still live. */
+    struct age_ctx ctx = { age, now_mono };
+    memset(age, 0, sizeof age);
+    table_scan(age_add, &ctx);
+
+    pthread_mutex_lock(&sampler_mu);
+    __atomic_store_n(&ages->seq, ages->seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    ages->at_ns = now_mono;
+    ages->dropped = __atomic_load_n(&seg->tracked_dropped, __ATOMIC_RELAXED);
+    memcpy(ages->count, age, sizeof age);
+    __atomic_store_n(&ages->seq, ages->seq + 1, __ATOMIC_RELEASE);
+
+    uint64_t n = series->head;
+    struct seg_sample *dst = &samples[n % geo.series_cap];
+    __atomic_store_n(&dst->seq, dst->seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    smp.seq = dst->seq;
+    memcpy((char *)dst + 8, (char *)&smp + 8, sizeof smp - 8);
+    __atomic_store_n(&dst->seq, dst->seq + 1, __ATOMIC_RELEASE);
+    if (smp.rss > series->peak_rss) {
+        series->peak_rss = smp.rss;
+        series->peak_rss_ns = smp.t_ns;
+    }
+    __atomic_store_n(&series->head, n + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&seg->heartbeat_ns, smp.t_ns, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&sampler_mu);
+    if (published == 0)
+        publish();   /* the first pass: the copy, then its name */
+    else if (published == 1)
+        copy_refresh(COPY_PASS);
+}
+
+/* The program's threads alive, the caller included, not the sampler:
+ * glibc's own count where it can be read (main's pthread_exit took itself
+ * off it), else /proc's, less a main thread that has exited (a zombie
+ * leader stays in Threads:) and less the sampler. */
+static long program_threads(void)
+{
+    char text[1024];
+    if (nptl_nthreads)
+        return (long)__atomic_load_n(nptl_nthreads, __ATOMIC_ACQUIRE) - 1;
+    /* /proc/self/stat: after the command's closing parenthesis, field 3 is
+     * the main thread's state and field 20 num_threads. Unknown: assume
+     * somebody else is there (2), so that nothing stops. */
+    const char *p = read_proc("/proc/self/stat", text, sizeof text) ? strrchr(text, ')') : NULL;
+    if (!p || p[1] != ' ')
+        return 2;
+    long zombie = p[2] == 'Z', n = -1;
+    for (int field = 3; field < 20 && p; field++)
+        p = strchr(p + 1, ' ');
+    if (p)
+        n = strtol(p + 1, NULL, 10);
+    return n >= 1 ? n - zombie - 1 : 2;
+}
+
+/* Runs fn(arg) with the calling thread's allocations counted in shim_own,
+ * outside the segment, and none tracked: what the shim makes a program
+ * thread allocate or free is not the program's. */
+static int as_shim(int (*fn)(void *), void *arg)
+{
+    struct seg_counters *cls = rt.cls;
+    struct seg_tracked *trk = rt.trk;
+    long countdown = rt.countdown;
+    rt.cls = shim_own.cls;
+    rt.trk = shim_own.trk;
+    rt.countdown = LONG_MAX;
+    int r = fn(arg);
+    rt.cls = cls;
+    rt.trk = trk;
+    rt.countdown = countdown;
+    return r;
+}
+
+/* Waits until `until` (CLOCK_MONOTONIC, absolute) or a change of
+ * sampler_state from `seen`, whichever comes first. */
+static void sampler_wait(const struct timespec *until, int seen)
+{
+    syscall(SYS_futex, &sampler_state, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, seen, until,
+            NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+/* How long the sampler sleeps at most between looks at the thread count:
+ * a program thread that never called the malloc family has none of our
+ * thread-exit hooks, so when it is the last to go, the sampler finds
+ * itself alone at its next look. */
+#define SAMPLER_LOOK_NS 100000000L
+
+/* Sleeps until `next` (absolute), looking at the thread count every
+ * SAMPLER_LOOK_NS. Returns 1 to go on, 0 when the sampler must end: asked
+ * to (S_STOP), or alone in the process, where it takes S_STOP itself. */
+static int sampler_sleep(const struct timespec *next)
+{
+    for (;;) {
+        struct timespec now, until;
+        int st = __atomic_load_n(&sampler_state, __ATOMIC_ACQUIRE);
+        if (st == S_STOP)
+            return 0;
+        if (st == S_RUN && program_threads() <= 0 &&
+            __atomic_compare_exchange_n(&sampler_state, &st, S_STOP, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+            return 0;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > next->tv_sec || (now.tv_sec == next->tv_sec && now.tv_nsec >= next->tv_nsec))
+            return 1;
+        until = now;
+        until.tv_nsec += SAMPLER_LOOK_NS;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        if (until.tv_sec > next->tv_sec || (until.tv_sec == next->tv_sec && until.tv_nsec > next->tv_nsec))
+            until = *next;
+        sampler_wait(&until, st);
+    }
+}
+
+static void ts_add_ms(struct timespec *t, long ms)
+{
+    t->tv_nsec += (ms % 1000) * 1000000L;
+    t->tv_sec += ms / 1000 + t->tv_nsec / 1000000000L;
+    t->tv_nsec %= 1000000000L;
+}
+
+/* The sampler thread. It returns (never pthread_exit, which would load
+ * libgcc_s to unwind) when asked to stop or when it is alone: glibc then
+ * takes it off its count, and if it was the last, ends the process with
+ * exit(0) as the program's last thread would have. */
+static void *sampler_main(void *arg)
+{
+    struct timespec next;
+    long interval_ms = (long)(uintptr_t)arg;
+
+    /* Its allocations are the shim's, not the program's (malloc_info's
+     * FILE, under glibc): counted in a slot outside the segment, never
+     * tracked, and no stacks. It frees only what it allocated. */
+    rt.cls = sampler_own.cls;
+    rt.trk = sampler_own.trk;
+    rt.state = T_LIVE;
+    rt.countdown = LONG_MAX;
+    /* The first pass waits min(interval, 200 ms). Run at once, on the CPU
+     * of the thread that created it (a program's allocating thread), it
+     * kept that thread off its CPU for 2-5 ms in about one start in three
+     * (a program timing its own malloc+free pairs saw max 3.5-5.2 ms where
+     * its usual max is 0.5-0.8 ms, every backend); woken from a sleep, it
+     * runs where there is room (max 0.4-1.5 ms in 47 starts of 48, one
+     * 4.1 ms). */
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    ts_add_ms(&next, interval_ms < 200 ? interval_ms : 200);
+    if (!sampler_sleep(&next))
+        return NULL;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    for (;;) {
+        struct timespec now;
+        sample_once();
+        ts_add_ms(&next, interval_ms);
+        /* After a pass that ran late, the next one is a whole interval from
+         * now, rather than back to back. */
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > next.tv_sec || (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec)) {
+            next = now;
+            ts_add_ms(&next, interval_ms);
+        }
+        if (!sampler_sleep(&next))
+            return NULL;
+    }
+}
+
+static int create_sampler(void *arg)
+{
+    pthread_attr_t attr;
+    int err;
+    (void)arg;
+    /* The default stack size (address space only): when the program's
+     * last thread is gone first, the process's exit (its atexit handlers
+     * and static destructors) runs on this thread. */
+    pthread_attr_init(&attr);
+    err = pthread_create(&sampler_thread, &attr, sampler_main, (void *)(uintptr_t)sampler_interval);
+    pthread_attr_destroy(&attr);
+    return err;
+}
+
+/* Started by the first tracked allocation, so that short-lived processes
+ * (a shell's children) never get a thread. All signals are blocked in it:
+ * they belong to the program's threads. Joinable, for sampler_stop_if_last. */
+void start_sampler(void)
+{
+    int none = S_NONE, err = errno;
+    sigset_t all, old;
+
+    if (!__atomic_compare_exchange_n(&sampler_state, &none, S_STARTING, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
+        return;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    if (as_shim(create_sampler, NULL) == 0) {
+        pthread_setname_np(sampler_thread, "mallocshim");
+        __atomic_store_n(&sampler_state, S_RUN, __ATOMIC_RELEASE);
+    } else {
+        __atomic_store_n(&sampler_state, S_STOP, __ATOMIC_RELEASE);
+        log_msg("cannot start the sampler thread; the time series stays empty");
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = err;   /* inside malloc: a success leaves errno alone */
+}
+
+static int join_sampler(void *arg)
+{
+    struct timespec deadline;
+    (void)arg;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += 5;
+    return pthread_clockjoin_np(sampler_thread, NULL, CLOCK_MONOTONIC, &deadline);
+}
+
+/* Called by each program thread on its way out (slot_exit). When it is the
+ * program's last thread, the sampler ends first and is joined, so that this
+ * thread is the last that glibc counts: its exit then ends the process with
+ * exit(0), as without the shim, and a signal pending for the process is
+ * handled as it would be. The join waits for a pass under way (milliseconds);
+ * after 5 s it gives up with a line, and the sampler ends at its next look. */
+void sampler_stop_if_last(void)
+{
+    int run = S_RUN;
+    if (__atomic_load_n(&sampler_state, __ATOMIC_ACQUIRE) != S_RUN || program_threads() > 1 ||
+        !__atomic_compare_exchange_n(&sampler_state, &run, S_STOP, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
+        return;
+    syscall(SYS_futex, &sampler_state, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+    int cancel, saved = errno;
+    /* The join is a cancellation point; a thread cancelled on its way out
+     * must still see it done. */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    int err = as_shim(join_sampler, NULL);
+    pthread_setcancelstate(cancel, NULL);
+    errno = saved;
+    if (err)
+        log_msg("the sampler thread did not end: %s", strerrordesc_np(err));
+}

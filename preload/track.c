@@ -1,0 +1,305 @@
+/* track: the tracked blocks, about 1 in `sample` allocations: the
+ * geometric countdown that picks them, the table in the segment that holds
+ * them with its counting filter, and the event ring. */
+#include "config.h"
+
+#include "rec.h"
+
+#include <math.h>
+
+#include "seg.h"
+#include "sizeclass.h"
+#include "stack.h"
+
+/* ---- The tracked table and its filter ---- */
+
+/* Live entries of the tracked table per group of 2^TRACK_GROUP_SHIFT
+ * entries, so that the sampler reads only the groups that hold some (a few,
+ * against the whole table's megabytes once every entry has been used, and
+ * no page of the table that no insert has touched). The writer's table has
+ * SEG_TRACK_DEFAULT entries (seg_default_geometry). Private memory, copied by fork
+ * with the table. Synchronization: relaxed atomic adds by the thread that
+ * claims or clears an entry, read by the sampler; a count read while an
+ * entry is being claimed may miss it for one pass. */
+#define TRACK_GROUP_SHIFT 6
+static uint32_t group_live[SEG_TRACK_DEFAULT >> TRACK_GROUP_SHIFT];
+_Static_assert(SEG_TRACK_DEFAULT % (1u << TRACK_GROUP_SHIFT) == 0, "whole groups");
+/* The stack id of a block tracked without stacks (with_stacks). */
+static const uint32_t no_stack = 0;
+
+/* The tracked figures the calling thread adds to, and in *shared whether
+ * they are the overflow slot's (atomic adds). */
+static inline struct seg_tracked *my_trk(int *shared)
+{
+    struct seg_tracked *t = my_cls() == overflow->cls ? overflow->trk : rt.trk;
+    *shared = t == overflow->trk;
+    return t;
+}
+
+/* One tracked figure of the calling thread's slot: a plain store in its
+ * own slot, an atomic add in the shared overflow slot (`shared`). */
+static inline void trk_add(int shared, uint64_t *field, uint64_t v)
+{
+    if (shared)
+        __atomic_fetch_add(field, v, __ATOMIC_RELAXED);
+    else
+        __atomic_store_n(field, *field + v, __ATOMIC_RELEASE);
+}
+
+static inline uint8_t *filter_cell(uint64_t h)
+{
+    return &filter[h >> filter_shift];
+}
+
+void filter_inc(uint64_t h)
+{
+    if (hot.filter == filter_all)
+        return;
+    uint8_t *f = filter_cell(h), v = __atomic_load_n(f, __ATOMIC_RELAXED);
+    while (v != 255 && !__atomic_compare_exchange_n(f, &v, (uint8_t)(v + 1), 1,
+                                                    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+        ;
+}
+
+static void filter_dec(uint64_t h)
+{
+    if (hot.filter == filter_all)
+        return;
+    uint8_t *f = filter_cell(h), v = __atomic_load_n(f, __ATOMIC_RELAXED);
+    /* 255 is sticky: the count is no longer known. */
+    while (v != 255 && v != 0 && !__atomic_compare_exchange_n(f, &v, (uint8_t)(v - 1), 1,
+                                                              __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+        ;
+}
+
+/* Claims an entry for p and fills it, published by its alloc_ns (*t). The
+ * stack is taken (stack == NULL) only once the entry is ours, so that a
+ * full table costs no unwinding; *t is then read again after it. Returns 0
+ * when there was no room. */
+static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, uint64_t *t,
+                        const uint32_t *stack, uint32_t tid)
+{
+    uint32_t i = (uint32_t)(h >> 32);
+    for (uint32_t k = 0; k < SEG_TRACK_PROBE; k++) {
+        struct seg_track *e = &table[(i + k) & track_mask];
+        uint64_t a = __atomic_load_n(&e->addr, __ATOMIC_RELAXED);
+        if (a > 1)
+            continue;
+        if (__atomic_compare_exchange_n(&e->addr, &a, (uint64_t)(uintptr_t)p, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+            __atomic_fetch_add(&group_live[((i + k) & track_mask) >> TRACK_GROUP_SHIFT], 1,
+                               __ATOMIC_RELAXED);
+            __atomic_store_n(&e->req, req, __ATOMIC_RELAXED);
+            __atomic_store_n(&e->usable, usable, __ATOMIC_RELAXED);
+            if (stack == NULL) {
+                /* the block's life starts after the unwinding it waited for */
+                __atomic_store_n(&e->stack, stack_capture(req), __ATOMIC_RELAXED);
+                *t = mono_now();
+            } else {
+                __atomic_store_n(&e->stack, *stack, __ATOMIC_RELAXED);
+            }
+            __atomic_store_n(&e->tid, tid, __ATOMIC_RELAXED);
+            __atomic_store_n(&e->alloc_ns, *t, __ATOMIC_RELEASE);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static struct seg_track *table_find(const void *p, uint64_t h)
+{
+    uint32_t i = (uint32_t)(h >> 32);
+    for (uint32_t k = 0; k < SEG_TRACK_PROBE; k++) {
+        struct seg_track *e = &table[(i + k) & track_mask];
+        uint64_t a = __atomic_load_n(&e->addr, __ATOMIC_ACQUIRE);
+        if (a == (uint64_t)(uintptr_t)p)
+            return e;
+        if (a == 0)
+            return NULL;
+    }
+    return NULL;
+}
+
+static inline __attribute__((always_inline)) void event_push(uint32_t kind, const void *p, uint64_t size, uint64_t life, uint64_t mono)
+{
+    /* Numbers are claimed 16 at a time, so that the shared head is written
+     * once per 16 events of a thread, not once per event. */
+    /* A claim left unused while the ring went half round (a thread that
+     * rarely tracks) is dropped: its cells now belong to newer events. */
+    if (rt.ev_next == rt.ev_end ||
+        __atomic_load_n(&events->head, __ATOMIC_RELAXED) - rt.ev_next >= geo.events_cap / 2) {
+        rt.ev_next = __atomic_fetch_add(&events->head, 16, __ATOMIC_RELAXED);
+        rt.ev_end = rt.ev_next + 16;
+    }
+    uint64_t n = rt.ev_next++;
+    struct seg_event *e = &evs[ev_mask ? n & ev_mask : n % geo.events_cap];
+    __atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    __atomic_store_n(&e->t_ns, mono + realtime_offset, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->addr, (uint64_t)(uintptr_t)p, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->size, size, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->lifetime_ns, life, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->tid, my_tid(), __ATOMIC_RELAXED);
+    __atomic_store_n(&e->kind, kind, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->seq, n + 1, __ATOMIC_RELEASE);
+}
+
+/* ---- Sampling ---- */
+
+static uint64_t rng_next(void)
+{
+    uint64_t x = rt.rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rt.rng = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+/* A geometric draw with mean sample_n, >= 1: the allocations until the next
+ * tracked one, so that each allocation is tracked with probability 1/N. */
+static long draw_countdown(void)
+{
+    if (sample_n <= 1)
+        return 1;
+    double u = ((double)(rng_next() >> 11) + 1.0) * (1.0 / 9007199254740992.0);  /* (0, 1] */
+    double k = floor(log(u) / log_keep);
+    return k >= 1e15 ? (long)1e15 : 1 + (long)k;
+}
+
+static void track(const void *p, size_t req, size_t usable, unsigned c)
+{
+    uint64_t h = addr_hash(p);
+    uint64_t t = mono_now();
+    int shared;
+    struct seg_tracked *tk = &my_trk(&shared)[c];
+
+    if (!table_insert(p, h, req, usable, &t, with_stacks ? NULL : &no_stack, my_tid())) {
+        __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
+        if (unlikely(__atomic_load_n(&sampler_state, __ATOMIC_RELAXED) == S_NONE))
+            start_sampler();
+        return;
+    }
+    filter_inc(h);
+    if (likely(!shared)) {
+        trk_add(0, &tk->req_alloc, req);
+        trk_add(0, &tk->usable_alloc, usable);
+        trk_add(0, &tk->allocs, 1);
+    } else {
+        trk_add(1, &tk->req_alloc, req);
+        trk_add(1, &tk->usable_alloc, usable);
+        trk_add(1, &tk->allocs, 1);
+    }
+    event_push(SEG_EV_ALLOC, p, req, 0, t);
+    if (unlikely(__atomic_load_n(&sampler_state, __ATOMIC_RELAXED) == S_NONE))
+        start_sampler();
+}
+
+/* The countdown ran out: tracks p (and draws the next countdown). Returns
+ * p, so that the hot path can end with a tail call. */
+__attribute__((noinline))
+void *maybe_track(void *p, size_t req, size_t usable, unsigned c)
+{
+    if (unlikely(rt.rng == 0)) {
+        /* First draw of this thread: seed, then count this allocation. */
+        rt.rng = (clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)my_tid() << 32) ^ (uintptr_t)&rt) | 1;
+        rt.countdown = draw_countdown();
+        if (--rt.countdown > 0)
+            return p;
+    }
+    rt.countdown = draw_countdown();
+    track(p, req, usable, c);
+    return p;
+}
+
+/* Removes p (hash h) from the table if it is there; *out gets its entry. */
+static inline int untrack_found(const void *p, uint64_t h, struct seg_track *out)
+{
+    struct seg_track *e = table_find(p, h);
+    if (!e)
+        return 0;   /* the filter's false positive */
+    out->addr = (uint64_t)(uintptr_t)p;
+    out->alloc_ns = __atomic_load_n(&e->alloc_ns, __ATOMIC_ACQUIRE);
+    out->req = __atomic_load_n(&e->req, __ATOMIC_RELAXED);
+    out->usable = __atomic_load_n(&e->usable, __ATOMIC_RELAXED);
+    out->stack = __atomic_load_n(&e->stack, __ATOMIC_RELAXED);
+    out->tid = __atomic_load_n(&e->tid, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->alloc_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->addr, 1, __ATOMIC_RELEASE);
+    __atomic_fetch_sub(&group_live[(uint32_t)(e - table) >> TRACK_GROUP_SHIFT], 1,
+                       __ATOMIC_RELAXED);
+    filter_dec(h);
+    return 1;
+}
+
+/* untrack_found out of line, for rec_realloc (record.c); untrack_free
+ * takes it inline. */
+int untrack_remove(const void *p, uint64_t h, struct seg_track *out)
+{
+    return untrack_found(p, h, out);
+}
+
+/* Puts back an entry that untrack_take took (a realloc that failed). */
+void untrack_undo(const void *p, const struct seg_track *e)
+{
+    uint64_t h = addr_hash(p);
+    uint64_t t = e->alloc_ns;
+    if (table_insert(p, h, e->req, e->usable, &t, &e->stack, e->tid)) {
+        filter_inc(h);
+        return;
+    }
+    /* No room to put it back: it leaves the tracked set (without a
+     * lifetime), and the segment no longer claims exact figures. */
+    int shared;
+    struct seg_tracked *tk = &my_trk(&shared)[sizeclass_of(e->usable)];
+    trk_add(shared, &tk->req_free, e->req);
+    trk_add(shared, &tk->usable_free, e->usable);
+    trk_add(shared, &tk->frees, 1);
+    stack_free(e->stack, LIFEBUCKET_COUNT);   /* its lifetime is lost */
+    __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
+}
+
+/* Accounts the end of a tracked block's life. */
+void untrack_finish(const void *p, const struct seg_track *e)
+{
+    uint64_t now = mono_now();
+    uint64_t life = now > e->alloc_ns ? now - e->alloc_ns : 0;
+    int shared;
+    struct seg_tracked *tk = &my_trk(&shared)[sizeclass_of(e->usable)];
+    stack_free(e->stack, lifebucket_of(life));
+    if (likely(!shared)) {
+        trk_add(0, &tk->lifetime[lifebucket_of(life)], 1);
+        trk_add(0, &tk->req_free, e->req);
+        trk_add(0, &tk->usable_free, e->usable);
+        trk_add(0, &tk->frees, 1);
+    } else {
+        trk_add(1, &tk->lifetime[lifebucket_of(life)], 1);
+        trk_add(1, &tk->req_free, e->req);
+        trk_add(1, &tk->usable_free, e->usable);
+        trk_add(1, &tk->frees, 1);
+    }
+    event_push(SEG_EV_FREE, p, e->req, life, now);
+}
+
+/* The end of a free that the filter did not rule out: p may be tracked. */
+void untrack_free(const void *p)
+{
+    struct seg_track e;
+    if (untrack_found(p, addr_hash(p), &e))
+        untrack_finish(p, &e);
+}
+
+/* Calls fn on every entry of the tracked table that holds a block, for the
+ * sampler's ages: only in the groups that group_live says hold some. */
+void table_scan(void (*fn)(struct seg_track *e, void *ctx), void *ctx)
+{
+    uint32_t n = (track_mask >> TRACK_GROUP_SHIFT) + 1;
+    for (uint32_t g = 0; g < n; g++) {
+        if (__atomic_load_n(&group_live[g], __ATOMIC_RELAXED) == 0)
+            continue;
+        uint32_t end = (g + 1) << TRACK_GROUP_SHIFT;
+        for (uint32_t i = g << TRACK_GROUP_SHIFT; i < end; i++)
+            if (__atomic_load_n(&table[i].addr, __ATOMIC_RELAXED) > 1)
+                fn(&table[i], ctx);
+    }
+}
