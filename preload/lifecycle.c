@@ -36,7 +36,7 @@ struct seg_events *events;
 struct seg_event *evs;
 struct seg_track *table;
 uint8_t *filter;
-uint32_t track_mask, filter_shift;
+uint32_t track_mask;
 uint64_t ev_mask;
 long sample_n;
 double log_keep;
@@ -67,7 +67,7 @@ static void fork_parent(void)
 static void filter_add(struct seg_track *e, void *arg)
 {
     (void)arg;
-    filter_inc(addr_hash((const void *)(uintptr_t)e->addr));
+    filter_inc((const void *)(uintptr_t)e->addr);
 }
 
 /* The child gets its own live segment, a copy of the parent's as of the
@@ -259,7 +259,6 @@ static void map_regions(void)
     filter = (uint8_t *)(b + geo.off_filter);
     track_mask = geo.track_cap - 1;
     ev_mask = (geo.events_cap & (geo.events_cap - 1)) == 0 ? geo.events_cap - 1 : 0;
-    filter_shift = 64 - geo.filter_bits;
 }
 
 const char *record_path(void)
@@ -291,6 +290,10 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     g.nslots = (uint32_t)c->slots;
     g.ncslots = (uint32_t)c->counter_slots;
     g.stack_depth = (uint32_t)record_stack_depth(c);
+    /* filter_idx's constant (rec.h) */
+    _Static_assert(SEG_FILTER_BITS <= 32, "filter_idx hashes to 32 bits");
+    if (g.filter_bits != SEG_FILTER_BITS)
+        return EINVAL;
     memset(&probe, 0, sizeof probe);
     if (seg_layout(&probe, &g) != 0)
         return EINVAL;

@@ -43,7 +43,7 @@ extern struct seg_events *events;
 extern struct seg_event *evs;
 extern struct seg_track *table;
 extern uint8_t *filter;
-extern uint32_t track_mask, filter_shift;
+extern uint32_t track_mask;
 extern uint64_t ev_mask;         /* events_cap - 1 where that is a power of two, else 0 */
 extern long sample_n;
 extern double log_keep;          /* log(1 - 1/sample_n) */
@@ -53,17 +53,17 @@ extern pthread_key_t slot_key;
  * hop through its table) and the filter. Chosen by record_start, read-only
  * after. With sample:1 every block is tracked and the filter would only add
  * two atomic updates per block: free then asks the table directly, through
- * a two-byte stand-in whose cells are both set (filter_all). */
+ * a stand-in of the filter's size whose cells are all set (filter_all,
+ * private memory; NULL with sampling). */
 struct rec_hot {
     void *(*malloc)(size_t);
     void (*free)(void *);
     size_t (*usable)(void *);           /* the backend's usable_live */
     size_t (*usable_for)(size_t);
     const uint8_t *filter;
-    unsigned filter_shift;
 };
 extern struct rec_hot hot __attribute__((aligned(64)));
-extern const uint8_t filter_all[2];
+extern const uint8_t *filter_all;
 /* The segment's file is created unnamed (O_TMPFILE) and given its name
  * (linkat) when the process first tracks a block, so that the many short
  * processes a shell or mysqld_safe runs leave nothing behind. Kept: the
@@ -216,8 +216,17 @@ static inline uint64_t addr_hash(const void *p)
     return ((uint64_t)(uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull;
 }
 
-/* Counts one more tracked block in hash h's filter cell. */
-void filter_inc(uint64_t h);
+/* The filter's cell of block p: a multiplicative hash of its address (by
+ * 16-byte granule, the low 36 bits of the address), one multiply by an
+ * immediate and a shift by a constant, for the hot path. The writer's
+ * filter always has SEG_FILTER_BITS bits (seg_default_geometry). */
+static inline uint32_t filter_idx(const void *p)
+{
+    return ((uint32_t)((uintptr_t)p >> 4) * 0x9E3779B1u) >> (32 - SEG_FILTER_BITS);
+}
+
+/* Counts one more tracked block in p's filter cell. */
+void filter_inc(const void *p);
 
 /* The countdown ran out: may track p, and draws the next countdown.
  * Returns p. */

@@ -18,6 +18,9 @@
 
 #include "rec.h"
 
+#include <string.h>
+#include <sys/mman.h>
+
 #include "seg.h"
 #include "sizeclass.h"
 #include "stack.h"
@@ -31,77 +34,141 @@
 
 /* Declared, with their rules, in rec.h. */
 struct rec_hot hot __attribute__((aligned(64)));
-const uint8_t filter_all[2] = { 1, 1 };
+const uint8_t *filter_all;
 __thread struct rec_thread rt __attribute__((tls_model("initial-exec")));
+/* A class's counters are at this byte offset in a thread's counters: the
+ * hot path adds it rather than multiplying the class. */
+#define KOFF(c) ((size_t)(c) * sizeof(struct seg_counters))
+#define KCLASS(off) ((unsigned)((off) / sizeof(struct seg_counters)))
+_Static_assert(KOFF(SIZECLASS_LAST) <= 0xffff, "a class's offset fits 16 bits");
+/* KOFF(sizeclass_of(u)) for u up to SIZECLASS_BY16_MAX, by 16-byte steps.
+ * Filled by rec_ops_init, read-only after. */
+static uint16_t koff_by16[SIZECLASS_BY16_MAX / 16 + 1];
 /* For requests up to UC_MAX bytes, where the backend can tell the usable
- * size from the request (usable_for): usable size | class << 16, by 8-byte
- * steps (uc_for[(n + 7) / 8]), so that malloc makes one load instead of a
- * call and a class lookup. Filled by rec_ops_init from usable_for, and
+ * size from the request (usable_for): the usable size and KOFF(class), by
+ * 8-byte steps (uc_for[(n + 7) / 8]), so that malloc makes two loads
+ * instead of a call and a class lookup. Filled by rec_ops_init from usable_for, and
  * used only if usable_for answers alike for every n of each step
  * (uc_table). Read-only after start. */
 #define UC_MAX 4096
-static uint32_t uc_for[UC_MAX / 8 + 1];
+struct uc {
+    uint16_t usable, koff;
+};
+static struct uc uc_for[UC_MAX / 8 + 1];
 static int uc_table;
 
+/* *f += v by the thread that owns the counter, as one add to memory: a
+ * plain (not locked) read-modify-write, so one instruction where a load, an
+ * add and a store were three. Readers load each word whole (seg.h's double
+ * collect), and an aligned 8-byte store is single-copy atomic on x86-64.
+ * volatile keeps these adds in program order among themselves, which x86's
+ * stores then keep for readers: a class's allocs (or frees) is added last,
+ * so a reader that sees it sees the bytes that came with it. */
+static inline __attribute__((always_inline)) void own_add(uint64_t *f, uint64_t v)
+{
+#if defined(__x86_64__)
+    __asm__ volatile("addq %1, %0" : "+m"(*f) : "er"(v));
+#else
+    __atomic_store_n(f, *f + v, __ATOMIC_RELEASE);
+#endif
+}
+
+/* --rt.countdown <= 0, as one subtract from memory and a branch on its
+ * flags. */
+static inline __attribute__((always_inline)) int countdown_out(void)
+{
+#if defined(__x86_64__)
+    int le;
+    __asm__("subq $1, %0" : "+m"(rt.countdown), "=@ccle"(le));
+    return le;
+#else
+    return --rt.countdown <= 0;
+#endif
+}
+
 /* Out of line, below (the slow paths). */
+static void *malloc_slow(size_t n);
+static void *malloc_tracked(size_t n);
+static void uncount(size_t n);
 static void *alloc_slow(void *p, size_t req, size_t u, unsigned c, int is_realloc);
 static void free_slow(void *p, size_t u, unsigned c, int counted);
 
-/* The usable size (returned) and class (*c) of a request of n bytes, where
- * uc_table holds: from uc_for up to UC_MAX, from usable_for above. */
-static inline __attribute__((always_inline)) size_t uc_of(size_t n, unsigned *c)
+/* KOFF of the class of a block of u usable bytes. */
+static inline __attribute__((always_inline)) size_t koff_of(size_t u)
+{
+    if (likely(u <= SIZECLASS_BY16_MAX))
+        return koff_by16[(u + 15) >> 4];
+    return KOFF(sizeclass_of(u));
+}
+
+/* The usable size (returned) and its class's KOFF (*off) of a request of n
+ * bytes, where uc_table holds: from uc_for up to UC_MAX, from usable_for
+ * above. */
+static inline __attribute__((always_inline)) size_t uc_of(size_t n, size_t *off)
 {
     if (likely(n <= UC_MAX)) {
-        uint32_t e = uc_for[(n + 7) >> 3];
-        *c = e >> 16;
-        return e & 0xffff;
+        const struct uc *e = &uc_for[(n + 7) >> 3];
+        *off = e->koff;
+        return e->usable;
     }
     size_t u = hot.usable_for(n);
-    *c = sizeclass_of(u);
+    *off = koff_of(u);
     return u;
 }
 
-/* Counts an allocation in the thread's own slot, and draws for tracking.
- * Returns p. */
-static inline __attribute__((always_inline)) void *on_alloc_uc(void *p, size_t req, size_t u,
-                                                               unsigned c, int is_realloc)
+/* Counts an allocation in the thread's own counters (its class's at byte
+ * offset off), and draws for tracking. Returns p. */
+static inline __attribute__((always_inline)) void *on_alloc_uo(void *p, size_t req, size_t u,
+                                                               size_t off, int is_realloc)
 {
     struct seg_counters *k = rt.cls;
     if (unlikely(k == NULL))
-        return alloc_slow(p, req, u, c, is_realloc);
-    k += c;
+        return alloc_slow(p, req, u, KCLASS(off), is_realloc);
+    k = (struct seg_counters *)((char *)k + off);
     if (is_realloc)
-        __atomic_store_n(&k->reallocs, k->reallocs + 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&k->req_bytes, k->req_bytes + req, __ATOMIC_RELAXED);
-    __atomic_store_n(&k->usable_alloc, k->usable_alloc + u, __ATOMIC_RELAXED);
-    __atomic_store_n(&k->allocs, k->allocs + 1, __ATOMIC_RELEASE);
-    if (unlikely(--rt.countdown <= 0))
-        return maybe_track(p, req, u, c);
+        own_add(&k->reallocs, 1);
+    own_add(&k->req_bytes, req);
+    own_add(&k->usable_alloc, u);
+    own_add(&k->allocs, 1);
+    if (unlikely(countdown_out()))
+        return maybe_track(p, req, u, KCLASS(off));
     return p;
 }
 
 static inline __attribute__((always_inline)) void *on_alloc_u(void *p, size_t req, size_t u,
                                                               int is_realloc)
 {
-    return on_alloc_uc(p, req, u, sizeclass_of(u), is_realloc);
+    return on_alloc_uo(p, req, u, koff_of(u), is_realloc);
 }
 
 /* Whether p may be tracked: one byte of the counting filter, 0 for nearly
  * every untracked block. */
 static inline int maybe_tracked(const void *p)
 {
-    return __atomic_load_n(&hot.filter[addr_hash(p) >> hot.filter_shift], __ATOMIC_RELAXED) != 0;
+    return __atomic_load_n(&hot.filter[filter_idx(p)], __ATOMIC_RELAXED) != 0;
 }
 
-/* malloc, with the usable size and class from the request (uc_of). */
+/* malloc, with the usable size and class from the request (uc_of). The
+ * block is counted before the backend's call, so that only n lives across
+ * it, and uncounted if the call fails (a reader may see it counted
+ * meanwhile, as it may see any allocation under way). */
 static void *rec_malloc_table(size_t n)
 {
+    struct seg_counters *k = rt.cls;
+    if (unlikely(k == NULL || n > UC_MAX))
+        return malloc_slow(n);
+    const struct uc *e = &uc_for[(n + 7) >> 3];
+    size_t u = e->usable;
+    k = (struct seg_counters *)((char *)k + e->koff);
+    own_add(&k->req_bytes, n);
+    own_add(&k->usable_alloc, u);
+    own_add(&k->allocs, 1);
+    if (unlikely(countdown_out()))
+        return malloc_tracked(n);
     void *p = hot.malloc(n);
     if (unlikely(p == NULL))
-        return p;
-    unsigned c;
-    size_t u = uc_of(n, &c);
-    return on_alloc_uc(p, n, u, c, 0);
+        uncount(n);
+    return p;
 }
 
 /* malloc, with the usable size from the block. */
@@ -118,22 +185,22 @@ static void rec_free(void *p)
     if (p == NULL)
         return;
     size_t u = hot.usable(p);
-    unsigned c = sizeclass_of(u);
+    size_t off = koff_of(u);
     struct seg_counters *k = rt.cls;
     if (unlikely(k == NULL))
-        return free_slow(p, u, c, 0);
-    k += c;
-    __atomic_store_n(&k->usable_free, k->usable_free + u, __ATOMIC_RELAXED);
-    __atomic_store_n(&k->frees, k->frees + 1, __ATOMIC_RELEASE);
+        return free_slow(p, u, KCLASS(off), 0);
+    k = (struct seg_counters *)((char *)k + off);
+    own_add(&k->usable_free, u);
+    own_add(&k->frees, 1);
     if (unlikely(maybe_tracked(p)))
-        return free_slow(p, u, c, 1);
+        return free_slow(p, u, KCLASS(off), 1);
     hot.free(p);
 }
 
 /* ---- The rest of the table ---- */
 
-/* The owning thread's update of one class: one plain store per counter, no
- * lock and no read-modify-write on a shared line. The counters only grow, so
+/* The owning thread's update of one class: one plain add per counter
+ * (own_add), no lock and no read-modify-write on a shared line. The counters only grow, so
  * a reader that reads a class twice and sees the same values has a
  * consistent snapshot of it (seg.h); no sequence counter is needed, which
  * keeps the stores of one call off the critical path of the next. The
@@ -150,10 +217,10 @@ static inline void count_alloc(struct seg_counters *cls, unsigned c, size_t req,
         return;
     }
     if (unlikely(is_realloc))
-        __atomic_store_n(&k->reallocs, k->reallocs + 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&k->req_bytes, k->req_bytes + req, __ATOMIC_RELAXED);
-    __atomic_store_n(&k->usable_alloc, k->usable_alloc + usable, __ATOMIC_RELAXED);
-    __atomic_store_n(&k->allocs, k->allocs + 1, __ATOMIC_RELEASE);
+        own_add(&k->reallocs, 1);
+    own_add(&k->req_bytes, req);
+    own_add(&k->usable_alloc, usable);
+    own_add(&k->allocs, 1);
 }
 
 static inline void count_free(struct seg_counters *cls, unsigned c, size_t usable)
@@ -164,8 +231,8 @@ static inline void count_free(struct seg_counters *cls, unsigned c, size_t usabl
         __atomic_fetch_add(&k->usable_free, usable, __ATOMIC_RELAXED);
         return;
     }
-    __atomic_store_n(&k->usable_free, k->usable_free + usable, __ATOMIC_RELAXED);
-    __atomic_store_n(&k->frees, k->frees + 1, __ATOMIC_RELEASE);
+    own_add(&k->usable_free, usable);
+    own_add(&k->frees, 1);
 }
 
 /* Counts the free of p (usable size u) and ends its tracking if it was
@@ -192,9 +259,9 @@ static void rec_free_sized(void *p, size_t n)
  * program that replaces operator new or delete never gets here (cxx.c). */
 static void rec_free_sized_table(void *p, size_t n)
 {
-    unsigned c;
-    size_t u = uc_of(n, &c);
-    count_free(my_cls(), c, u);
+    size_t off;
+    size_t u = uc_of(n, &off);
+    count_free(my_cls(), KCLASS(off), u);
     if (maybe_tracked(p))
         untrack_free(p);
     be->free_sized(p, n);
@@ -219,10 +286,9 @@ static void *rec_aligned(size_t align, size_t n)
 /* Removes p from the table if it is tracked; *out gets its entry. */
 static int untrack_take(const void *p, struct seg_track *out)
 {
-    uint64_t h = addr_hash(p);
-    if (likely(__atomic_load_n(&hot.filter[h >> hot.filter_shift], __ATOMIC_RELAXED) == 0))
+    if (likely(__atomic_load_n(&hot.filter[filter_idx(p)], __ATOMIC_RELAXED) == 0))
         return 0;
-    return untrack_remove(p, h, out);
+    return untrack_remove(p, addr_hash(p), out);
 }
 
 /* A realloc ends the old block (its class, its usable size, its lifetime if
@@ -262,9 +328,49 @@ __attribute__((noinline))
 static void *alloc_slow(void *p, size_t req, size_t u, unsigned c, int is_realloc)
 {
     count_alloc(slot_slow(), c, req, u, is_realloc);
-    if (--rt.countdown <= 0)
+    if (countdown_out())
         maybe_track(p, req, u, c);
     return p;
+}
+
+/* rec_malloc_table's malloc by a thread without counters of its own, or
+ * of more than UC_MAX bytes: counted after the backend's call. */
+__attribute__((noinline))
+static void *malloc_slow(size_t n)
+{
+    void *p = hot.malloc(n);
+    if (unlikely(p == NULL))
+        return p;
+    size_t off;
+    size_t u = uc_of(n, &off);
+    return on_alloc_uo(p, n, u, off, 0);
+}
+
+/* Takes back rec_malloc_table's count of a malloc of n that failed. */
+__attribute__((noinline))
+static void uncount(size_t n)
+{
+    size_t off;
+    size_t u = uc_of(n, &off);
+    struct seg_counters *k = (struct seg_counters *)((char *)rt.cls + off);
+    own_add(&k->allocs, (uint64_t)-1);
+    own_add(&k->usable_alloc, (uint64_t)0 - u);
+    own_add(&k->req_bytes, (uint64_t)0 - n);
+}
+
+/* rec_malloc_table's malloc (counted already) whose countdown ran out. */
+__attribute__((noinline))
+static void *malloc_tracked(size_t n)
+{
+    void *p = hot.malloc(n);
+    if (unlikely(p == NULL)) {
+        uncount(n);
+        rt.countdown = 1;   /* the next allocation is the tracked one */
+        return p;
+    }
+    size_t off;
+    size_t u = uc_of(n, &off);
+    return maybe_track(p, n, u, KCLASS(off));
 }
 
 /* A free by a thread without a slot of its own, or of a block that may be
@@ -397,10 +503,10 @@ static int uc_fill(size_t (*usable_for)(size_t))
         size_t g = (n + 7) >> 3;
         if (u < n || u > 0xffff)
             return 0;
-        uint32_t e = (uint32_t)u | (uint32_t)sizeclass_of(u) << 16;
+        struct uc e = { (uint16_t)u, (uint16_t)KOFF(sizeclass_of(u)) };
         if (n == 0 || (n & 7) == 1)
             uc_for[g] = e;   /* the first request of its step (0 alone in step 0) */
-        else if (uc_for[g] != e)
+        else if (uc_for[g].usable != e.usable || uc_for[g].koff != e.koff)
             return 0;
     }
     return 1;
@@ -412,13 +518,25 @@ static struct backend_ops rec_ops;
 
 const struct backend_ops *rec_ops_init(const struct backend_ops *backend)
 {
+    for (size_t i = 0; i < sizeof koff_by16 / sizeof koff_by16[0]; i++)
+        koff_by16[i] = (uint16_t)KOFF(sizeclass_by16[i]);
     hot.malloc = backend->malloc;
     hot.free = backend->free;
     hot.usable = backend->usable_live;
     hot.usable_for = backend->usable_for;
     uc_table = backend->usable_for && uc_fill(backend->usable_for);
-    hot.filter = sample_n > 1 ? filter : filter_all;
-    hot.filter_shift = sample_n > 1 ? filter_shift : 63;
+    hot.filter = filter;
+    if (sample_n == 1) {
+        /* 256 KiB of ones, once (sample:1 only); without it, the filter
+         * counts as with sampling */
+        size_t n = (size_t)1 << SEG_FILTER_BITS;
+        void *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m != MAP_FAILED) {
+            memset(m, 1, n);
+            mprotect(m, n, PROT_READ);
+            hot.filter = filter_all = m;
+        }
+    }
     rec_ops = *backend;
     /* The backend's own variants, so the hot path tests nothing about it. */
     /* (a backend whose usable_for answers unevenly within 8 bytes: from

@@ -46,26 +46,21 @@ static inline void trk_add(int shared, uint64_t *field, uint64_t v)
         __atomic_store_n(field, *field + v, __ATOMIC_RELEASE);
 }
 
-static inline uint8_t *filter_cell(uint64_t h)
-{
-    return &filter[h >> filter_shift];
-}
-
-void filter_inc(uint64_t h)
+void filter_inc(const void *p)
 {
     if (hot.filter == filter_all)
         return;
-    uint8_t *f = filter_cell(h), v = __atomic_load_n(f, __ATOMIC_RELAXED);
+    uint8_t *f = &filter[filter_idx(p)], v = __atomic_load_n(f, __ATOMIC_RELAXED);
     while (v != 255 && !__atomic_compare_exchange_n(f, &v, (uint8_t)(v + 1), 1,
                                                     __ATOMIC_RELEASE, __ATOMIC_RELAXED))
         ;
 }
 
-static void filter_dec(uint64_t h)
+static void filter_dec(const void *p)
 {
     if (hot.filter == filter_all)
         return;
-    uint8_t *f = filter_cell(h), v = __atomic_load_n(f, __ATOMIC_RELAXED);
+    uint8_t *f = &filter[filter_idx(p)], v = __atomic_load_n(f, __ATOMIC_RELAXED);
     /* 255 is sticky: the count is no longer known. */
     while (v != 255 && v != 0 && !__atomic_compare_exchange_n(f, &v, (uint8_t)(v - 1), 1,
                                                               __ATOMIC_RELEASE, __ATOMIC_RELAXED))
@@ -180,7 +175,7 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
             start_sampler();
         return;
     }
-    filter_inc(h);
+    filter_inc(p);
     if (likely(!shared)) {
         trk_add(0, &tk->req_alloc, req);
         trk_add(0, &tk->usable_alloc, usable);
@@ -228,7 +223,7 @@ static inline int untrack_found(const void *p, uint64_t h, struct seg_track *out
     __atomic_store_n(&e->addr, 1, __ATOMIC_RELEASE);
     __atomic_fetch_sub(&group_live[(uint32_t)(e - table) >> TRACK_GROUP_SHIFT], 1,
                        __ATOMIC_RELAXED);
-    filter_dec(h);
+    filter_dec(p);
     return 1;
 }
 
@@ -245,7 +240,7 @@ void untrack_undo(const void *p, const struct seg_track *e)
     uint64_t h = addr_hash(p);
     uint64_t t = e->alloc_ns;
     if (table_insert(p, h, e->req, e->usable, &t, &e->stack, e->tid)) {
-        filter_inc(h);
+        filter_inc(p);
         return;
     }
     /* No room to put it back: it leaves the tracked set (without a

@@ -2,7 +2,8 @@
 # ownallocs.sh: the program's figures hold only the program's allocations:
 # none that the shim makes or causes (the sampler thread's start, its own
 # work), across the sampler's start, under every backend; default sampling
-# and 1 in 4096 (the sampler then starts later, amid the program's blocks).
+# and 1 in 4096 (the sampler then starts later, amid the program's blocks);
+# and mallocs that fail (an address-space limit) are not counted.
 . "$TOP_SRCDIR/t/lib.sh"
 
 for b in $(backends); do
@@ -22,5 +23,7 @@ for b in $(backends); do
         fi
         ok $rc "$b sample:$s: totals exact across the sampler's start: $(cat "$TMP/out")"
     done
+    check shim "$b" "$T/oomcount"
+    ok $? "$b: mallocs that fail are not counted: $(cat "$TMP/out")"
 done
 done_testing
