@@ -123,19 +123,32 @@ SHIM_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 
 /* libgcc_s's registration of unwind tables (JIT compilers, some runtimes):
  * from the first one on, stacks are taken with libunwind only (stack.c).
- * The next definition is looked up at the call: libgcc_s is loaded late or
- * never by many programs. If it is only in a local scope (a library opened
- * with RTLD_LOCAL that needs it), RTLD_NEXT cannot see it, but the same
- * copy is found by name. Without one, the call does nothing, as the
- * caller's weak reference would have. */
-static void *next_frame_fn(const char *name)
+ * The next definition is looked up at the first call (libgcc_s is loaded
+ * late or never by many programs) and kept once found. If libgcc_s is only
+ * in a local scope (a library opened with RTLD_LOCAL that needs it),
+ * RTLD_NEXT cannot see it, but the same copy is found by name. Without
+ * one, the call does nothing, as the caller's weak reference would have. */
+enum { RF_FRAME, RF_TABLE, RF_INFO, RF_INFO_TABLE, RF_INFO_BASES, RF_INFO_TABLE_BASES, RF_COUNT };
+static const char *const frame_fn_name[RF_COUNT] = {
+    "__register_frame", "__register_frame_table", "__register_frame_info",
+    "__register_frame_info_table", "__register_frame_info_bases",
+    "__register_frame_info_table_bases",
+};
+/* Synchronization: relaxed atomic; any thread may store the same value. */
+static void *frame_fn[RF_COUNT];
+
+static void *next_frame_fn(int i)
 {
-    void *f = dlsym(RTLD_NEXT, name);
+    void *f = __atomic_load_n(&frame_fn[i], __ATOMIC_RELAXED);
+    if (f != NULL)
+        return f;
+    f = dlsym(RTLD_NEXT, frame_fn_name[i]);
     if (f == NULL) {
         void *h = dlopen("libgcc_s.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
         if (h != NULL)
-            f = dlsym(h, name);
+            f = dlsym(h, frame_fn_name[i]);
     }
+    __atomic_store_n(&frame_fn[i], f, __ATOMIC_RELAXED);
     return f;
 }
 
@@ -151,7 +164,7 @@ void __register_frame_info_table_bases(void *begin, struct object *ob, void *tba
 SHIM_EXPORT void __register_frame(void *begin)
 {
     stack_frames_registered();
-    void (*f)(void *) = next_frame_fn("__register_frame");
+    void (*f)(void *) = next_frame_fn(RF_FRAME);
     if (f)
         f(begin);
 }
@@ -159,7 +172,7 @@ SHIM_EXPORT void __register_frame(void *begin)
 SHIM_EXPORT void __register_frame_table(void *begin)
 {
     stack_frames_registered();
-    void (*f)(void *) = next_frame_fn("__register_frame_table");
+    void (*f)(void *) = next_frame_fn(RF_TABLE);
     if (f)
         f(begin);
 }
@@ -167,7 +180,7 @@ SHIM_EXPORT void __register_frame_table(void *begin)
 SHIM_EXPORT void __register_frame_info(const void *begin, struct object *ob)
 {
     stack_frames_registered();
-    void (*f)(const void *, struct object *) = next_frame_fn("__register_frame_info");
+    void (*f)(const void *, struct object *) = next_frame_fn(RF_INFO);
     if (f)
         f(begin, ob);
 }
@@ -175,7 +188,7 @@ SHIM_EXPORT void __register_frame_info(const void *begin, struct object *ob)
 SHIM_EXPORT void __register_frame_info_table(void *begin, struct object *ob)
 {
     stack_frames_registered();
-    void (*f)(void *, struct object *) = next_frame_fn("__register_frame_info_table");
+    void (*f)(void *, struct object *) = next_frame_fn(RF_INFO_TABLE);
     if (f)
         f(begin, ob);
 }
@@ -184,8 +197,7 @@ SHIM_EXPORT void __register_frame_info_bases(const void *begin, struct object *o
                                              void *dbase)
 {
     stack_frames_registered();
-    void (*f)(const void *, struct object *, void *, void *) =
-        next_frame_fn("__register_frame_info_bases");
+    void (*f)(const void *, struct object *, void *, void *) = next_frame_fn(RF_INFO_BASES);
     if (f)
         f(begin, ob, tbase, dbase);
 }
@@ -194,8 +206,7 @@ SHIM_EXPORT void __register_frame_info_table_bases(void *begin, struct object *o
                                                    void *dbase)
 {
     stack_frames_registered();
-    void (*f)(void *, struct object *, void *, void *) =
-        next_frame_fn("__register_frame_info_table_bases");
+    void (*f)(void *, struct object *, void *, void *) = next_frame_fn(RF_INFO_TABLE_BASES);
     if (f)
         f(begin, ob, tbase, dbase);
 }

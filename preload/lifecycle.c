@@ -162,16 +162,17 @@ static void fork_child_segment(void)
     seg->heartbeat_ns = 0;
     seg->flags |= SEG_F_INHERITED;
     seg->live_fd = live_fd;
+    /* Every counter slot, not only below cslots_high: a thread may have
+     * claimed one and not yet raised it when the parent forked. And the
+     * count of slots in use anew, for the same reason. */
     for (uint32_t i = 0; i < geo.nslots; i++)
-        if (&slots[i] != mine && slots[i].state == SEG_SLOT_LIVE) {
+        if (&slots[i] != mine && slots[i].state == SEG_SLOT_LIVE)
             fold_locked((uint64_t *)slots[i].cls, SLOT_WORDS, &slots[i].state);
-            seg->slots_in_use--;
-        }
-    for (uint32_t i = 0; i < geo.ncslots && i < seg->cslots_high; i++)
-        if (i + 1 != rt.cslot && cstates[i].state == SEG_SLOT_LIVE) {
+    for (uint32_t i = 0; i < geo.ncslots; i++)
+        if (i + 1 != rt.cslot && cstates[i].state == SEG_SLOT_LIVE)
             fold_locked((uint64_t *)cslots[i].cls, CSLOT_WORDS, &cstates[i].state);
-            seg->slots_in_use--;
-        }
+    seg->slots_in_use = (mine != NULL && mine->state == SEG_SLOT_LIVE) ||
+                        (rt.cslot != 0 && cstates[rt.cslot - 1].state == SEG_SLOT_LIVE);
     if (published == 1)
         copy_refresh(COPY_NOW);   /* created under its name (no O_TMPFILE): complete it now */
     if (hot.filter == filter_all)
@@ -290,10 +291,9 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     g.nslots = (uint32_t)c->slots;
     g.ncslots = (uint32_t)c->counter_slots;
     g.stack_depth = (uint32_t)record_stack_depth(c);
-    /* filter_idx's constant (rec.h) */
+    /* filter_idx (rec.h) hashes to SEG_FILTER_BITS bits, the default's;
+     * nothing sets another */
     _Static_assert(SEG_FILTER_BITS <= 32, "filter_idx hashes to 32 bits");
-    if (g.filter_bits != SEG_FILTER_BITS)
-        return EINVAL;
     memset(&probe, 0, sizeof probe);
     if (seg_layout(&probe, &g) != 0)
         return EINVAL;

@@ -124,7 +124,7 @@ enum { T_NEW = 0, T_CLAIMING, T_LIVE, T_OVER, T_DEAD };
 struct rec_thread {
     /* The thread's own counters (its slot's, or its counter slot's), or
      * NULL: not claimed yet, or counting in the shared overflow slot
-     * (T_OVER, T_DEAD, or re-entered while claiming). So the hot path tests
+     * (T_OVER, T_DEAD, or re-entered before its claim found one). So the hot path tests
      * one thing: counters of its own for plain stores, or the out-of-line
      * path (slot_slow), which claims or adds atomically. */
     struct seg_counters *cls;

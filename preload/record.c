@@ -79,7 +79,7 @@ static inline __attribute__((always_inline)) int countdown_out(void)
 {
 #if defined(__x86_64__)
     int le;
-    __asm__("subq $1, %0" : "+m"(rt.countdown), "=@ccle"(le));
+    __asm__ volatile("subq $1, %0" : "+m"(rt.countdown), "=@ccle"(le));
     return le;
 #else
     return --rt.countdown <= 0;
@@ -451,8 +451,8 @@ static long claim(uint32_t *state, size_t stride, uint32_t n)
 }
 
 /* The counters to count in when rt.cls is NULL: claims a slot, else a
- * counter slot, for a new thread, else (re-entered while claiming, none
- * free, exiting) overflow's. */
+ * counter slot, for a new thread, else (re-entered before the claim found
+ * one, none free, exiting) overflow's. */
 __attribute__((noinline))
 struct seg_counters *slot_slow(void)
 {

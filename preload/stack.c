@@ -21,7 +21,11 @@
  * libgcc's unwinder takes a global mutex, and allocates under it, once the
  * program has registered unwind tables of its own (__register_frame and its
  * kin: JIT compilers): an allocation made there would deadlock in it. guard.c
- * wraps those calls, and from the first one on every stack is libunwind's.
+ * wraps those calls, and from the first one on every stack is libunwind's
+ * (with its cache in every thread that takes one: no bound of 16 then), or,
+ * where libunwind is not in use, stacks stop. A program that calls them
+ * through a handle of its own on libgcc_s (dlsym(handle, ...)), or from a
+ * library opened with RTLD_DEEPBIND, is not seen.
  * Only the tracked path (about 1 in `sample` allocations) comes here. */
 #include "config.h"
 
@@ -392,9 +396,15 @@ static int gcc_backtrace(void **buffer, int size)
  * or libunwind where the thread holds or gets a place on it. */
 static int (*pick(int (*fn)(void **, int)))(void **, int)
 {
+    if (__atomic_load_n(&frames_registered, __ATOMIC_RELAXED)) {
+        /* Never libgcc's now (NULL: no stack; stack_frames_registered
+         * stopped them where libunwind is not in use), and no new cache of
+         * libunwind's in a thread's last destructors, after its own. */
+        return fast == NULL || on_fast == 2 ? NULL : fast;
+    }
     if (fast == NULL)
         return fn;
-    if (on_fast == 1 || __atomic_load_n(&frames_registered, __ATOMIC_RELAXED))
+    if (on_fast == 1)
         return fast;
     if (on_fast == 2 || slow_left < SLOW_CAPTURES) {
         slow_left++;
@@ -423,7 +433,14 @@ void stack_thread_exit(void)
 
 void stack_frames_registered(void)
 {
-    __atomic_store_n(&frames_registered, 1, __ATOMIC_RELAXED);
+    if (__atomic_exchange_n(&frames_registered, 1, __ATOMIC_RELAXED))
+        return;
+    if (seg_hdr != NULL && fast == NULL && __atomic_load_n(&unwind, __ATOMIC_RELAXED) != NULL) {
+        __atomic_store_n(&unwind, NULL, __ATOMIC_RELAXED);
+        __atomic_fetch_or(&seg_hdr->flags, SEG_F_STACKS_STOPPED, __ATOMIC_RELAXED);
+        log_msg("the program registers unwind tables of its own (__register_frame) and libunwind "
+                "is not in use; call stacks stop here (libgcc's unwinder could wait for itself)");
+    }
 }
 
 uint32_t stack_capture(size_t req)
@@ -456,7 +473,8 @@ uint32_t stack_capture(size_t req)
         __atomic_fetch_add(&head->failed, 1, __ATOMIC_RELAXED);
         return 0;
     }
-    n = pick(fn)((void **)buf, (int)(depth + SKIP_MAX));
+    int (*how)(void **, int) = pick(fn);
+    n = how != NULL ? how((void **)buf, (int)(depth + SKIP_MAX)) : 0;
     __atomic_fetch_sub(&inflight, 1, __ATOMIC_SEQ_CST);
     capturing = 0;
 

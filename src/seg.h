@@ -16,10 +16,14 @@
  * before it.
  *
  * Writer/reader protocol. Writers never wait for readers.
- * - Per-thread slots are written only by their owning thread, each counter
- *   with one whole (8-byte, relaxed or release) store. The counters only
- *   grow, so a reader that reads a class's six counters twice and finds
- *   them equal has a consistent snapshot of that class (a double collect,
+ * - Per-thread slots (and counter slots) are written only by their owning
+ *   thread, each counter with one whole 8-byte store (an add to memory, in
+ *   program order: a class's allocs or frees last). The counters only grow,
+ *   but for one case: the owner may at once take back its last count of a
+ *   malloc whose backend call failed (allocs first): a reader may see such
+ *   a block counted meanwhile, as it may see any allocation under way. So a
+ *   reader that reads a class's six counters twice and finds them equal
+ *   has a consistent snapshot of that class (a double collect,
  *   src/segread.c). The overflow slot takes atomic adds; the same read
  *   applies.
  * - The retired total changes only when an exiting thread folds its slot
@@ -117,7 +121,8 @@ struct seg_slot {
  * slot's `trk`, with atomic adds (only tracked allocations write them). The
  * state of counter slot i is cstate[i]: claimed with a CAS, cleared when the
  * thread exits and its counters fold into retired. Readers look at the
- * first `cslots_high` only (the most ever claimed at once, plus one). */
+ * first `cslots_high` only (the highest index ever claimed, plus one:
+ * threads claim the lowest free one). */
 struct seg_cslot {
     struct seg_counters cls[SIZECLASS_COUNT];
     uint64_t pad[2];           /* to one page */
@@ -342,7 +347,9 @@ struct seg_header {
     uint32_t slots_in_use;     /* advisory */
     /* Offsets of the regions, each 64-byte aligned. */
     uint64_t off_slots;        /* struct seg_slot[nslots] */
-    uint64_t off_overflow;     /* struct seg_slot: threads beyond nslots (atomic) */
+    uint64_t off_overflow;     /* struct seg_slot: threads beyond nslots + ncslots,
+                                  and the tracked figures of those in counter
+                                  slots (atomic) */
     uint64_t off_retired;      /* struct seg_slot: threads that exited */
     uint64_t off_ages;         /* struct seg_ages */
     uint64_t off_series;       /* struct seg_series + seg_sample[series_cap] */

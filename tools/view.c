@@ -678,7 +678,8 @@ static void stacks_notes(FILE *f, const struct dump *d, const struct view_opts *
                    "were recorded%s\n", on(o, YELLOW), on(o, OFF));
     if (d->stacks_stopped)
         fprintf(f, "  %sstacks stopped while the process ran (it closed libunwind's descriptors, "
-                   "or forked during a capture; its stderr says which)%s\n", on(o, YELLOW),
+                   "forked during a capture, or registered unwind tables without libunwind; its "
+                   "stderr says which)%s\n", on(o, YELLOW),
                 on(o, OFF));
     if (d->stacks_failed)
         fprintf(f, "  %s%s tracked allocations got no stack (inside the unwinder, on a signal "

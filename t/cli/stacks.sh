@@ -149,6 +149,23 @@ for b in $(backends); do
     ok $? "$b: unwind tables registered by the program, then backtrace and throw: no deadlock"
     EXTRA_CONF=
 done
+# The same where libunwind cannot be loaded (/dev/null mounted over it in a
+# mount namespace of the test's own, so stacks are libgcc's only): stacks
+# stop at the registration, with a line, and nothing waits (it hung).
+uw=$(ldconfig -p | sed -n 's/.*libunwind\.so\.8 .*=> //p' | head -n 1)
+uw=$( [ -n "$uw" ] && readlink -f "$uw")
+for b in $(backends); do
+    if [ -z "$uw" ] || [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null; then
+        skip "$b: tables registered where libunwind cannot be loaded" "needs root, unshare and libunwind.so.8"
+        continue
+    fi
+    check unshare -m sh -c 'mount --bind /dev/null "$1" && shift && exec env "$@"' sh "$uw" \
+        LD_PRELOAD="$SHIM" MALLOCSHIM_CONF="backend:$b,sample:1,stacks:16,shm_dir:$TMP/shm" \
+        timeout 60 "$T/regframe" && grep -qx "caught 20" "$TMP/out" &&
+        grep -q "cannot load libunwind" "$TMP/err" &&
+        grep -q "registers unwind tables of its own.*call stacks stop here" "$TMP/err"
+    ok $? "$b: tables registered where only libgcc's unwinder is in use: stacks stop, no deadlock"
+done
 
 # Many threads interning the same stacks at once (bcsim: 8 threads, blocks
 # freed by other threads): every live block is on exactly one stack or
