@@ -8,9 +8,9 @@
  * scope and could take over C++ exception handling from libgcc's, which an
  * observer must not do):
  * - libgcc's _Unwind_Backtrace (glibc's _dl_find_object finds the unwind
- *   tables; nothing kept per thread), about 2.4 us a stack;
- * - libunwind's unw_backtrace, about 0.2 us, but with a 256 KiB cache per
- *   thread that uses it: 65-70 MiB of RSS for 256 threads that take stacks.
+ *   tables; nothing kept per thread), about 0.85 us for ten frames;
+ * - libunwind's unw_backtrace, about 0.055 us, but with a 256 KiB cache per
+ *   thread that uses it: 64-67 MiB of RSS for 256 threads that take stacks.
  * So each thread starts on libgcc's, and a thread that has taken
  * SLOW_CAPTURES stacks (a hot one) moves to libunwind if fewer than
  * FAST_THREADS threads are on it; one that finds them all taken tries again
@@ -134,8 +134,8 @@ static __thread uintptr_t was_lo __attribute__((tls_model("initial-exec")));
 static __thread uintptr_t was_hi __attribute__((tls_model("initial-exec")));
 
 /* This thread's place among the FAST_THREADS on libunwind: `on_fast` 1
- * while it holds one, 2 once it is on its way out (it asks for none); `slow_left`, the stacks it takes with libgcc's before
- * it asks for one. `fast_used`: the places held (relaxed atomic; a thread
+ * while it holds one, 2 once it is on its way out (it asks for none);
+ * `slow_left`, the stacks it takes with libgcc's before it asks for one. `fast_used`: the places held (relaxed atomic; a thread
  * that took one beyond FAST_THREADS gives it back at once).
  * `frames_registered`: the program registered unwind tables (guard.c), so
  * every stack is libunwind's from now on (relaxed atomic; never cleared). */
