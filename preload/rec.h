@@ -124,9 +124,9 @@ enum { T_NEW = 0, T_CLAIMING, T_LIVE, T_OVER, T_DEAD };
 struct rec_thread {
     /* The thread's own counters (its slot's, or its counter slot's), or
      * NULL: not claimed yet, or counting in the shared overflow slot
-     * (T_OVER, T_DEAD, or re-entered before its claim found one). So the hot path tests
-     * one thing: counters of its own for plain stores, or the out-of-line
-     * path (slot_slow), which claims or adds atomically. */
+     * (T_OVER, T_DEAD, or re-entered before its claim found one). So the
+     * hot path tests one thing: counters of its own for plain adds, or the
+     * out-of-line path (slot_slow), which claims or adds atomically. */
     struct seg_counters *cls;
     /* Valid when cls is: where its tracked figures go, its own slot's, or
      * (a thread with a counter slot) the overflow slot's, shared. */

@@ -8,7 +8,7 @@
  *
  * The common path (an untracked malloc or free) reads the block's usable
  * size from the backend, bumps its own thread's counters in the segment
- * (plain stores, see count_alloc), decrements a thread-local countdown, and on
+ * (plain adds, see own_add), decrements a thread-local countdown, and on
  * free tests one byte of a counting filter: no lock, no atomic read-modify-
  * write, no cache line that another thread writes. About 1 in `sample`
  * allocations, drawn with a geometric countdown so that every allocation has
