@@ -155,8 +155,9 @@ done
 uw=$(ldconfig -p | sed -n 's/.*libunwind\.so\.8 .*=> //p' | head -n 1)
 uw=$( [ -n "$uw" ] && readlink -f "$uw")
 for b in $(backends); do
-    if [ -z "$uw" ] || [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null; then
-        skip "$b: tables registered where libunwind cannot be loaded" "needs root, unshare and libunwind.so.8"
+    if [ -z "$uw" ] || [ "$(id -u)" -ne 0 ] || ! unshare -m true 2>/dev/null; then
+        skip "$b: tables registered where libunwind cannot be loaded" \
+            "needs root, a mount namespace (unshare -m) and libunwind.so.8"
         continue
     fi
     check unshare -m sh -c 'mount --bind /dev/null "$1" && shift && exec env "$@"' sh "$uw" \
