@@ -10,7 +10,7 @@
  * - libgcc's _Unwind_Backtrace (glibc's _dl_find_object finds the unwind
  *   tables; nothing kept per thread), about 0.85 us for ten frames;
  * - libunwind's unw_backtrace, about 0.055 us, but with a 256 KiB cache per
- *   thread that uses it: 64-67 MiB of RSS for 256 threads that take stacks.
+ *   thread that uses it: 63-66 MiB of RSS for 256 threads that take stacks.
  * So each thread starts on libgcc's, and a thread that has taken
  * SLOW_CAPTURES stacks (a hot one) moves to libunwind if fewer than
  * FAST_THREADS threads are on it; one that finds them all taken tries again
