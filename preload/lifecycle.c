@@ -40,6 +40,7 @@ uint32_t track_mask;
 uint64_t ev_mask;
 long sample_n;
 double log_keep;
+uint64_t sample_seed;
 char seg_path[CONF_PATH_MAX + 32];
 int with_stacks;
 /* Switches the process to plain forwarding to the backend (record_start's
@@ -354,6 +355,7 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
             seg->flags |= SEG_F_NO_UNWINDER;
     }
     sample_n = c->sample;
+    sample_seed = (uint64_t)c->seed;
     tsc_start();
     log_keep = log1p(-1.0 / (double)(sample_n > 1 ? sample_n : 2));
     sampler_init(c->interval_ms);

@@ -47,6 +47,7 @@ extern uint32_t track_mask;
 extern uint64_t ev_mask;         /* events_cap - 1 where that is a power of two, else 0 */
 extern long sample_n;
 extern double log_keep;          /* log(1 - 1/sample_n) */
+extern uint64_t sample_seed;     /* the `seed` key; 0: seeded from the clock */
 extern char seg_path[CONF_PATH_MAX + 32];
 extern pthread_key_t slot_key;
 /* What the hot path reads, on one cache line: the backend's functions (no

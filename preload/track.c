@@ -151,6 +151,27 @@ static uint64_t rng_next(void)
     return x * 0x2545F4914F6CDD1Dull;
 }
 
+/* The first state of this thread's generator. With the `seed` key, the
+ * n-th thread to draw gets a mix of seed + n: a single-threaded run tracks
+ * the same blocks every time (and each thread of a program whose threads
+ * start in a fixed order). Without it, the clock, the thread id and the
+ * address of its state. Never 0 (xorshift's fixed point). */
+static uint64_t seed_thread(void)
+{
+    static uint64_t threads;
+    uint64_t x;
+
+    if (sample_seed) {
+        x = sample_seed + __atomic_fetch_add(&threads, 1, __ATOMIC_RELAXED) * 0x9E3779B97F4A7C15ull;
+        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;   /* splitmix64's finalizer */
+        x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+        x ^= x >> 31;
+    } else {
+        x = clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)my_tid() << 32) ^ (uintptr_t)&rt;
+    }
+    return x ? x : 1;
+}
+
 /* A geometric draw with mean sample_n, >= 1: the allocations until the next
  * tracked one, so that each allocation is tracked with probability 1/N. */
 static long draw_countdown(void)
@@ -197,7 +218,7 @@ void *maybe_track(void *p, size_t req, size_t usable, unsigned c)
 {
     if (unlikely(rt.rng == 0)) {
         /* First draw of this thread: seed, then count this allocation. */
-        rt.rng = (clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)my_tid() << 32) ^ (uintptr_t)&rt) | 1;
+        rt.rng = seed_thread();
         rt.countdown = draw_countdown();
         if (--rt.countdown > 0)
             return p;

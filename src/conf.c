@@ -60,6 +60,8 @@ static const struct key keys[] = {
       "an integer 0..64 (call-stack frames per tracked allocation, 0 for none)" },
     { "counter_slots", CONF_K_COUNTER_SLOTS, KIND_INT, 0, 65536, F(counter_slots),
       "an integer 0..65536 (threads beyond slots with counters of their own)" },
+    { "seed", CONF_K_SEED, KIND_INT, 0, LONG_MAX, F(seed),
+      "an integer 0..9223372036854775807 (the sampling's seed, 0 for one from the clock)" },
 };
 
 static const char *const backend_names[] = { "glibc", "jemalloc", "tcmalloc" };

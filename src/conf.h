@@ -31,6 +31,7 @@ enum conf_key {
     CONF_K_SLOTS,
     CONF_K_STACKS,
     CONF_K_COUNTER_SLOTS,
+    CONF_K_SEED,
     CONF_K_COUNT
 };
 
@@ -63,6 +64,7 @@ struct conf {
     long slots;                   /* per-thread counter blocks in the segment */
     long counter_slots;           /* counters alone, for threads beyond `slots` */
     long stacks;                  /* frames of call stack kept per tracked block; 0: none */
+    long seed;                    /* the sampler's seed; 0: from the clock */
     char jemalloc_conf[CONF_JEMALLOC_MAX];  /* malloc_conf text from jemalloc.* keys */
     unsigned n_tc_props;
     struct conf_tc_prop tc_props[CONF_TC_PROPS_MAX];

@@ -143,6 +143,9 @@ START_TEST(conf_bad_input_keeps_defaults)
     ck_assert_int_eq(parse(&c, "interval_ms:5", &w), 1);
     ck_assert_int_eq(parse(&c, "series:10", &w), 1);
     ck_assert_int_eq(parse(&c, "slots:0", &w), 1);
+    ck_assert_int_eq(parse(&c, "seed:-1", &w), 1);
+    ck_assert_int_eq(parse(&c, "seed:9223372036854775808", &w), 1);
+    ck_assert_int_eq(c.seed, 0);
     ck_assert_int_eq(parse(&c, "verbose:maybe", &w), 1);
     ck_assert_ptr_nonnull(strstr(w.last, "bad value 'maybe' for 'verbose'"));
     ck_assert_int_eq(parse(&c, "justakey", &w), 1);
@@ -152,6 +155,10 @@ START_TEST(conf_bad_input_keeps_defaults)
     ck_assert_int_eq(c.mmap_threshold, CONF_UNSET);
     ck_assert_int_eq(c.verbose, 0);
     ck_assert_uint_eq(c.set_mask, 0);
+    ck_assert_int_eq(parse(&c, "seed:9223372036854775807", &w), 0);
+    ck_assert_int_eq(c.seed, 9223372036854775807L);
+    c.seed = 0;
+    c.set_mask = 0;
     /* Several problems: one line each, good pairs still applied. */
     ck_assert_int_eq(parse(&c, "a:1,arenas:3,b:2", &w), 2);
     ck_assert_int_eq(w.n, 2);
