@@ -136,13 +136,20 @@ const struct dump_sample *dump_last(const struct dump *d);
 int dump_from_image(struct dump *d, const void *base, uint64_t size, int state,
                     char *why, size_t whylen);
 
-/* Parses a JSON document written by dump_write_json. Returns DX_OK,
- * DX_VERSION or DX_CORRUPT (why[] says where). Never crashes on any input. */
+/* Parses a JSON document written by dump_write_json. Every key of the
+ * schema must be there: a document that lacks one, or holds one of the
+ * wrong type, is DX_CORRUPT (why[] names the key). Returns DX_OK,
+ * DX_VERSION, DX_CORRUPT or DX_SYS (out of memory). Never crashes on any
+ * input. */
 int dump_from_json(struct dump *d, const char *text, size_t len, char *why, size_t whylen);
 
 /* Writes the dump as JSON (one object, pretty-printed, with a final
  * newline). */
 void dump_write_json(FILE *f, const struct dump *d);
+
+/* Writes the JSON schema's keys, one line per object: "name: key key ...",
+ * from the tables that the writer and the reader follow. */
+void dump_write_json_schema(FILE *f);
 
 /* Names the frames of d's stacks from the ELF symbols of the objects the
  * process had mapped (tools/sym.c), reading files under `root` first when
@@ -168,6 +175,9 @@ void dump_free(struct dump *d);
 /* Writes s into dst[cap] with control and non-ASCII bytes replaced by '?',
  * so that text from a segment cannot move the terminal's cursor. */
 void dump_clean_text(char *dst, size_t cap, const char *s, size_t n);
+
+/* The backend's name by its id (enum seg_backend_id); "" for another id. */
+const char *dump_be_name(int backend_id);
 
 /* The names of the backend statistics a..f for a backend id ("" when the
  * field is not used), for JSON and for the views. */

@@ -1,6 +1,15 @@
 /* dumpjson: a struct dump as JSON (the schema in doc/shimdump.1), and back:
  * a small strict parser, bounded in depth and size, for --diff of saved
- * snapshots. */
+ * snapshots and for reading a saved snapshot as if it were live.
+ *
+ * The schema has one source: the tables below. Every plain field of every
+ * object (its key, its kind, where it lives in struct dump) is spelt once;
+ * the writer and the reader walk the same table, dump_write_json_schema
+ * prints it (t/cli/schema.sh holds doc/shimdump.1 to it), and the reader
+ * rejects a document that lacks any of them. The few fields that are not
+ * plain (an enum as a word, nullable pairs, histograms, the backend's own
+ * figures) are written and read next to their tables, by name from
+ * the same lists. */
 #include "config.h"
 
 #include "dump.h"
@@ -9,6 +18,181 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- The schema ---- */
+
+enum jkind {
+    JK_U64,       /* uint64_t: a number */
+    JK_U32,       /* uint32_t: a number below 2^32 */
+    JK_BOOL,      /* int: true or false */
+    JK_NOT,       /* int: true or false, stored negated */
+    JK_TEXT,      /* char[]: a string, control and non-ASCII characters read as '?' */
+    JK_PATH,      /* char[]: a string, every byte but NUL kept */
+};
+
+struct jfield {
+    const char *key;
+    enum jkind kind;
+    size_t off, cap;   /* where it lives; cap: the array's size (JK_TEXT, JK_PATH) */
+};
+
+#define JF(type, key, kind, field) \
+    { key, kind, offsetof(struct type, field), sizeof(((struct type *)0)->field) }
+#define NFIELDS(t) (sizeof t / sizeof t[0])
+
+static const struct jfield root_fields[] = {
+    JF(dump, "source", JK_PATH, source),
+    JF(dump, "pid", JK_U32, pid),
+    JF(dump, "uid", JK_U32, uid),
+    JF(dump, "comm", JK_TEXT, comm),
+    /* state: a word (state_name) */
+    JF(dump, "backend", JK_TEXT, backend),
+    JF(dump, "backend_version", JK_TEXT, backend_version),
+    JF(dump, "config", JK_TEXT, config),
+    JF(dump, "started_ns", JK_U64, start_ns),
+    JF(dump, "heartbeat_ns", JK_U64, heartbeat_ns),
+    JF(dump, "snapshot_ns", JK_U64, snap_ns),
+    JF(dump, "interval_ms", JK_U32, interval_ms),
+    JF(dump, "threads_seen", JK_U64, threads_seen),
+};
+
+static const struct jfield sampling_fields[] = {
+    JF(dump, "sample", JK_U32, sample),
+    /* live_bytes: "exact" or "estimate" (dump.exact) */
+    JF(dump, "tracked_dropped", JK_U64, dropped),
+    JF(dump, "inherited", JK_BOOL, inherited),
+    JF(dump, "consistent", JK_BOOL, consistent),
+    JF(dump, "counts_ok", JK_BOOL, counts_ok),
+    JF(dump, "copy", JK_BOOL, copy),
+    JF(dump, "copy_stale", JK_BOOL, copy_stale),
+    JF(dump, "copy_ns", JK_U64, copy_ns),
+};
+
+/* totals, and each size class after its class, min_size and max_size */
+static const struct jfield count_fields[] = {
+    JF(dump_class, "allocs", JK_U64, allocs),
+    JF(dump_class, "frees", JK_U64, frees),
+    JF(dump_class, "reallocs", JK_U64, reallocs),
+    JF(dump_class, "requested_bytes", JK_U64, req_bytes),
+    JF(dump_class, "live_count", JK_U64, live_count),
+    JF(dump_class, "live_bytes", JK_U64, live_req),
+    JF(dump_class, "live_bytes_stderr", JK_U64, live_req_err),
+    JF(dump_class, "live_usable_bytes", JK_U64, live_usable),
+};
+
+static const struct jfield series_fields[] = {
+    JF(dump_sample, "t", JK_U64, t_ns),
+    JF(dump_sample, "live_count", JK_U64, live_count),
+    JF(dump_sample, "live_bytes", JK_U64, live_req),
+    JF(dump_sample, "live_usable_bytes", JK_U64, live_usable),
+    JF(dump_sample, "allocs", JK_U64, allocs),
+    JF(dump_sample, "frees", JK_U64, frees),
+    JF(dump_sample, "requested_bytes", JK_U64, req_bytes),
+    JF(dump_sample, "rss_bytes", JK_U64, rss),
+    JF(dump_sample, "rss_anon_bytes", JK_U64, rss_anon),
+    JF(dump_sample, "rss_huge_bytes", JK_U64, rss_huge),
+    JF(dump_sample, "vsz_bytes", JK_U64, vsz),
+    /* backend_stats: the backend's own fields (dump_be_field) */
+};
+
+static const struct jfield stacks_fields[] = {
+    JF(dump, "depth", JK_U32, stack_depth),
+    JF(dump, "unwinder", JK_NOT, no_unwinder),
+    JF(dump, "stopped", JK_BOOL, stacks_stopped),
+    JF(dump, "symbolized", JK_BOOL, symbolized),
+    JF(dump, "stored", JK_U64, stacks_used),
+    JF(dump, "dropped", JK_U64, stacks_dropped),
+    JF(dump, "failed", JK_U64, stacks_failed),
+    JF(dump, "objects_dropped", JK_U64, objs_dropped),
+    JF(dump, "ages_at_ns", JK_U64, ages_at_ns),
+    JF(dump, "no_stack_live_count", JK_U64, nostack_live_count),
+    JF(dump, "no_stack_live_bytes", JK_U64, nostack_live_req),
+    JF(dump, "libunwind_threads", JK_U64, fast_threads),
+    JF(dump, "libunwind_moves", JK_U64, fast_moves),
+    /* objects, stacks: arrays */
+};
+
+static const struct jfield object_fields[] = {
+    JF(dump_obj, "path", JK_PATH, path),
+    JF(dump_obj, "bias", JK_U64, bias),
+    JF(dump_obj, "lo", JK_U64, lo),
+    JF(dump_obj, "hi", JK_U64, hi),
+    /* build_id: hex; main: true or false (SEG_OBJ_MAIN) */
+};
+
+static const struct jfield stack_fields[] = {
+    JF(dump_stack, "id", JK_U32, id),
+    JF(dump_stack, "allocs", JK_U64, allocs),
+    JF(dump_stack, "requested_bytes", JK_U64, req_bytes),
+    JF(dump_stack, "frees", JK_U64, frees),
+    JF(dump_stack, "live_count", JK_U64, live_count),
+    JF(dump_stack, "live_bytes", JK_U64, live_req),
+    JF(dump_stack, "live_usable_bytes", JK_U64, live_usable),
+    /* lifetime_hist, age_hist, age_bytes_hist; frames */
+};
+
+static const struct jfield frame_fields[] = {
+    JF(dump_frame, "addr", JK_U64, addr),
+    /* object and offset, function and function_offset: both null or both
+     * set; note: a string or null */
+};
+
+/* The latest sample's figures, at the top level (null before the first). */
+static const char *const latest_keys[4] = { "rss_bytes", "rss_anon_bytes", "rss_huge_bytes",
+                                            "vsz_bytes" };
+
+/* A histogram's entries: {le_ns, count} ({le_ns, bytes} for age_bytes_hist). */
+static const char hist_bound[] = "le_ns";
+
+/* The keys that are not in a table, by object. */
+static const char *const root_other[] = { "format_version", "tool", "state", "rss_bytes",
+    "rss_anon_bytes", "rss_huge_bytes", "vsz_bytes", "peak_rss_bytes", "peak_rss_ns",
+    "backend_stats", "call_stacks", "sampling", "totals", "size_classes", "series", NULL };
+static const char *const sampling_other[] = { "live_bytes", NULL };
+static const char *const class_other[] = { "class", "min_size", "max_size", "lifetime_hist",
+    "age_hist", NULL };
+static const char *const series_other[] = { "backend_stats", NULL };
+static const char *const stacks_other[] = { "objects", "stacks", NULL };
+static const char *const object_other[] = { "build_id", "main", NULL };
+static const char *const stack_other[] = { "lifetime_hist", "age_hist", "age_bytes_hist",
+    "frames", NULL };
+static const char *const frame_other[] = { "object", "offset", "function", "function_offset",
+    "note", NULL };
+
+static void schema_line(FILE *f, const char *name, const struct jfield *t, size_t n,
+                        const char *const *other)
+{
+    fprintf(f, "%s:", name);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, " %s", t[i].key);
+    for (; other && *other; other++)
+        fprintf(f, " %s", *other);
+    fputc('\n', f);
+}
+
+void dump_write_json_schema(FILE *f)
+{
+    static const char *const be_name[] = { "backend_stats.glibc", "backend_stats.jemalloc",
+                                           "backend_stats.tcmalloc" };
+    schema_line(f, "root", root_fields, NFIELDS(root_fields), root_other);
+    schema_line(f, "sampling", sampling_fields, NFIELDS(sampling_fields), sampling_other);
+    schema_line(f, "totals", count_fields, NFIELDS(count_fields), NULL);
+    schema_line(f, "size_classes", count_fields, NFIELDS(count_fields), class_other);
+    schema_line(f, "series", series_fields, NFIELDS(series_fields), series_other);
+    for (int b = 0; b < 3; b++) {
+        fprintf(f, "%s:", be_name[b]);
+        for (unsigned i = 0; i < 6; i++)
+            if (*dump_be_field(b, i))
+                fprintf(f, " %s", dump_be_field(b, i));
+        fputc('\n', f);
+    }
+    schema_line(f, "call_stacks", stacks_fields, NFIELDS(stacks_fields), stacks_other);
+    schema_line(f, "objects", object_fields, NFIELDS(object_fields), object_other);
+    schema_line(f, "stacks", stack_fields, NFIELDS(stack_fields), stack_other);
+    schema_line(f, "frames", frame_fields, NFIELDS(frame_fields), frame_other);
+    fprintf(f, "lifetime_hist: %s count\nage_hist: %s count\nage_bytes_hist: %s bytes\n",
+            hist_bound, hist_bound, hist_bound);
+}
 
 /* ---- Writing ---- */
 
@@ -25,6 +209,39 @@ static void jstr(FILE *f, const char *s)
             fputc(ch, f);
     }
     fputc('"', f);
+}
+
+/* The fields of table t from base, "key": value, separated by ", ";
+ * `first` says whether none was written before them in this object. */
+static void jfields(FILE *f, const struct jfield *t, size_t n, const void *base, int first)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *p = (const char *)base + t[i].off;
+        fprintf(f, "%s\"%s\": ", first && i == 0 ? "" : ", ", t[i].key);
+        switch (t[i].kind) {
+        case JK_U64:
+            fprintf(f, "%llu", (unsigned long long)*(const uint64_t *)p);
+            break;
+        case JK_U32:
+            fprintf(f, "%u", *(const uint32_t *)p);
+            break;
+        case JK_BOOL:
+            fputs(*(const int *)p ? "true" : "false", f);
+            break;
+        case JK_NOT:
+            fputs(*(const int *)p ? "false" : "true", f);
+            break;
+        case JK_TEXT:
+        case JK_PATH: {
+            char s[1024];
+            size_t k = t[i].cap < sizeof s ? t[i].cap : sizeof s;
+            memcpy(s, p, k);
+            s[k - 1] = '\0';
+            jstr(f, s);
+            break;
+        }
+        }
+    }
 }
 
 static const char *state_name(int s)
@@ -68,10 +285,10 @@ static void hist_as(FILE *f, const char *name, const char *what, const uint64_t 
     for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++) {
         uint64_t le = lifebucket_max_ns(b);
         if (le == UINT64_MAX)
-            fprintf(f, "%s{\"le_ns\": null, \"%s\": %llu}", b ? ", " : "", what,
+            fprintf(f, "%s{\"%s\": null, \"%s\": %llu}", b ? ", " : "", hist_bound, what,
                     (unsigned long long)v[b]);
         else
-            fprintf(f, "%s{\"le_ns\": %llu, \"%s\": %llu}", b ? ", " : "",
+            fprintf(f, "%s{\"%s\": %llu, \"%s\": %llu}", b ? ", " : "", hist_bound,
                     (unsigned long long)le, what, (unsigned long long)v[b]);
     }
     fputc(']', f);
@@ -85,11 +302,9 @@ static void hist(FILE *f, const char *name, const uint64_t *v)
 void dump_write_stack_json(FILE *f, const struct dump *d, const struct dump_stack *s,
                            const char *indent)
 {
-    fprintf(f, "{\"id\": %u, \"allocs\": %llu, \"requested_bytes\": %llu, \"frees\": %llu, "
-               "\"live_count\": %llu, \"live_bytes\": %llu, \"live_usable_bytes\": %llu,\n%s ",
-            s->id, (unsigned long long)s->allocs, (unsigned long long)s->req_bytes,
-            (unsigned long long)s->frees, (unsigned long long)s->live_count,
-            (unsigned long long)s->live_req, (unsigned long long)s->live_usable, indent);
+    fputc('{', f);
+    jfields(f, stack_fields, NFIELDS(stack_fields), s, 1);
+    fprintf(f, ",\n%s ", indent);
     hist(f, "lifetime_hist", s->life);
     fprintf(f, ",\n%s ", indent);
     hist(f, "age_hist", s->age_count);
@@ -98,12 +313,13 @@ void dump_write_stack_json(FILE *f, const struct dump *d, const struct dump_stac
     fprintf(f, ",\n%s \"frames\": [", indent);
     for (uint32_t i = 0; i < s->depth && s->frame0 + i < d->nframes; i++) {
         const struct dump_frame *fr = &d->frames[s->frame0 + i];
-        fprintf(f, "%s\n%s  {\"addr\": %llu, \"object\": ", i ? "," : "", indent,
-                (unsigned long long)fr->addr);
+        fprintf(f, "%s\n%s  {", i ? "," : "", indent);
+        jfields(f, frame_fields, NFIELDS(frame_fields), fr, 1);
         if (fr->obj >= 0 && (size_t)fr->obj < d->nobjs)
-            fprintf(f, "%d, \"offset\": %llu", fr->obj, (unsigned long long)fr->obj_off);
+            fprintf(f, ", \"object\": %d, \"offset\": %llu", fr->obj,
+                    (unsigned long long)fr->obj_off);
         else
-            fputs("null, \"offset\": null", f);
+            fputs(", \"object\": null, \"offset\": null", f);
         fputs(", \"function\": ", f);
         if (fr->func) {
             jstr(f, fr->func);
@@ -126,10 +342,9 @@ void dump_write_objects_json(FILE *f, const struct dump *d, const char *indent)
     fputc('[', f);
     for (size_t i = 0; i < d->nobjs; i++) {
         const struct dump_obj *o = &d->objs[i];
-        fprintf(f, "%s\n%s  {\"path\": ", i ? "," : "", indent);
-        jstr(f, o->path);
-        fprintf(f, ", \"bias\": %llu, \"lo\": %llu, \"hi\": %llu, \"build_id\": \"",
-                (unsigned long long)o->bias, (unsigned long long)o->lo, (unsigned long long)o->hi);
+        fprintf(f, "%s\n%s  {", i ? "," : "", indent);
+        jfields(f, object_fields, NFIELDS(object_fields), o, 1);
+        fputs(", \"build_id\": \"", f);
         for (uint32_t k = 0; k < o->build_id_len && k < sizeof o->build_id; k++)
             fprintf(f, "%02x", o->build_id[k]);
         fprintf(f, "\", \"main\": %s}", (o->flags & SEG_OBJ_MAIN) ? "true" : "false");
@@ -139,18 +354,9 @@ void dump_write_objects_json(FILE *f, const struct dump *d, const char *indent)
 
 static void call_stacks(FILE *f, const struct dump *d)
 {
-    fprintf(f, "  \"call_stacks\": {\"depth\": %u, \"unwinder\": %s, \"stopped\": %s, \"symbolized\": %s, "
-               "\"stored\": %llu, \"dropped\": %llu, \"failed\": %llu, \"objects_dropped\": %llu, "
-               "\"ages_at_ns\": %llu, \"no_stack_live_count\": %llu, \"no_stack_live_bytes\": %llu,\n"
-               "    \"libunwind_threads\": %llu, \"libunwind_moves\": %llu,\n"
-               "    \"objects\": ",
-            d->stack_depth, d->no_unwinder ? "false" : "true", d->stacks_stopped ? "true" : "false",
-            d->symbolized ? "true" : "false",
-            (unsigned long long)d->stacks_used, (unsigned long long)d->stacks_dropped,
-            (unsigned long long)d->stacks_failed, (unsigned long long)d->objs_dropped,
-            (unsigned long long)d->ages_at_ns, (unsigned long long)d->nostack_live_count,
-            (unsigned long long)d->nostack_live_req, (unsigned long long)d->fast_threads,
-            (unsigned long long)d->fast_moves);
+    fputs("  \"call_stacks\": {", f);
+    jfields(f, stacks_fields, NFIELDS(stacks_fields), d, 1);
+    fputs(",\n    \"objects\": ", f);
     dump_write_objects_json(f, d, "    ");
     fputs(",\n    \"stacks\": [", f);
     for (size_t i = 0; i < d->nstacks; i++) {
@@ -158,18 +364,6 @@ static void call_stacks(FILE *f, const struct dump *d)
         dump_write_stack_json(f, d, &d->stacks[i], "      ");
     }
     fputs(d->nstacks ? "\n    ]},\n" : "]},\n", f);
-}
-
-/* The counters that totals and each size class share. */
-static void counts(FILE *f, const struct dump_class *k)
-{
-    fprintf(f, "\"allocs\": %llu, \"frees\": %llu, \"reallocs\": %llu, "
-               "\"requested_bytes\": %llu, \"live_count\": %llu, \"live_bytes\": %llu, "
-               "\"live_bytes_stderr\": %llu, \"live_usable_bytes\": %llu",
-            (unsigned long long)k->allocs, (unsigned long long)k->frees,
-            (unsigned long long)k->reallocs, (unsigned long long)k->req_bytes,
-            (unsigned long long)k->live_count, (unsigned long long)k->live_req,
-            (unsigned long long)k->live_req_err, (unsigned long long)k->live_usable);
 }
 
 static void opt_u64(FILE *f, const char *key, int have, uint64_t v, const char *tail)
@@ -183,40 +377,21 @@ static void opt_u64(FILE *f, const char *key, int have, uint64_t v, const char *
 void dump_write_json(FILE *f, const struct dump *d)
 {
     const struct dump_sample *last = dump_last(d);
-    const struct dump_class *t = &d->total;
     int first = 1;
 
     fprintf(f, "{\n  \"format_version\": %d,\n", DUMP_JSON_VERSION);
-    fprintf(f, "  \"tool\": \"shimdump %s\",\n", PACKAGE_VERSION);
-    fputs("  \"source\": ", f);
-    jstr(f, d->source);
-    fprintf(f, ",\n  \"pid\": %u,\n  \"uid\": %u,\n  \"comm\": ", d->pid, d->uid);
-    jstr(f, d->comm);
-    fprintf(f, ",\n  \"state\": \"%s\",\n  \"backend\": ", state_name(d->state));
-    jstr(f, d->backend);
-    fputs(",\n  \"backend_version\": ", f);
-    jstr(f, d->backend_version);
-    fputs(",\n  \"config\": ", f);
-    jstr(f, d->config);
-    fprintf(f, ",\n  \"started_ns\": %llu,\n  \"heartbeat_ns\": %llu,\n  \"snapshot_ns\": %llu,\n",
-            (unsigned long long)d->start_ns, (unsigned long long)d->heartbeat_ns,
-            (unsigned long long)d->snap_ns);
-    fprintf(f, "  \"interval_ms\": %u,\n  \"threads_seen\": %llu,\n", d->interval_ms,
-            (unsigned long long)d->threads_seen);
-    fprintf(f, "  \"sampling\": {\"sample\": %u, \"live_bytes\": \"%s\", \"tracked_dropped\": %llu, "
-               "\"inherited\": %s, \"consistent\": %s, \"counts_ok\": %s, \"copy\": %s, "
-               "\"copy_stale\": %s, \"copy_ns\": %llu},\n",
-            d->sample, d->exact ? "exact" : "estimate", (unsigned long long)d->dropped,
-            d->inherited ? "true" : "false", d->consistent ? "true" : "false",
-            d->counts_ok ? "true" : "false", d->copy ? "true" : "false",
-            d->copy_stale ? "true" : "false", (unsigned long long)d->copy_ns);
-    fputs("  \"totals\": {", f);
-    counts(f, t);
+    fprintf(f, "  \"tool\": \"shimdump %s\",\n  ", PACKAGE_VERSION);
+    jfields(f, root_fields, NFIELDS(root_fields), d, 1);
+    fprintf(f, ",\n  \"state\": \"%s\",\n", state_name(d->state));
+    fprintf(f, "  \"sampling\": {\"live_bytes\": \"%s\", ", d->exact ? "exact" : "estimate");
+    jfields(f, sampling_fields, NFIELDS(sampling_fields), d, 1);
+    fputs("},\n  \"totals\": {", f);
+    jfields(f, count_fields, NFIELDS(count_fields), &d->total, 1);
     fputs("},\n", f);
-    opt_u64(f, "rss_bytes", last != NULL, last ? last->rss : 0, ",\n");
-    opt_u64(f, "rss_anon_bytes", last != NULL, last ? last->rss_anon : 0, ",\n");
-    opt_u64(f, "rss_huge_bytes", last != NULL, last ? last->rss_huge : 0, ",\n");
-    opt_u64(f, "vsz_bytes", last != NULL, last ? last->vsz : 0, ",\n");
+    opt_u64(f, latest_keys[0], last != NULL, last ? last->rss : 0, ",\n");
+    opt_u64(f, latest_keys[1], last != NULL, last ? last->rss_anon : 0, ",\n");
+    opt_u64(f, latest_keys[2], last != NULL, last ? last->rss_huge : 0, ",\n");
+    opt_u64(f, latest_keys[3], last != NULL, last ? last->vsz : 0, ",\n");
     opt_u64(f, "peak_rss_bytes", d->peak_rss != 0, d->peak_rss, ",\n");
     opt_u64(f, "peak_rss_ns", d->peak_rss != 0, d->peak_rss_ns, ",\n");
     fputs("  \"backend_stats\": ", f);
@@ -230,7 +405,8 @@ void dump_write_json(FILE *f, const struct dump *d)
     fputs("  \"size_classes\": [", f);
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
         const struct dump_class *k = &d->cls[c];
-        uint64_t any = k->allocs | k->live_count | k->live_usable;
+        uint64_t any = k->allocs | k->frees | k->reallocs | k->req_bytes | k->live_count |
+                       k->live_req | k->live_req_err | k->live_usable;
         for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++)
             any |= k->life[b] | k->age[b];
         if (!any)
@@ -241,7 +417,7 @@ void dump_write_json(FILE *f, const struct dump *d)
             fputs("\"max_size\": null, ", f);
         else
             fprintf(f, "\"max_size\": %llu, ", (unsigned long long)sizeclass_max(c));
-        counts(f, k);
+        jfields(f, count_fields, NFIELDS(count_fields), k, 1);
         fputs(",\n     ", f);
         hist(f, "lifetime_hist", k->life);
         fputs(",\n     ", f);
@@ -253,16 +429,9 @@ void dump_write_json(FILE *f, const struct dump *d)
     fputs("  \"series\": [", f);
     for (size_t i = 0; i < d->nseries; i++) {
         const struct dump_sample *s = &d->series[i];
-        fprintf(f, "%s\n    {\"t\": %llu, \"live_count\": %llu, \"live_bytes\": %llu, "
-                   "\"live_usable_bytes\": %llu, \"allocs\": %llu, \"frees\": %llu, "
-                   "\"requested_bytes\": %llu, \"rss_bytes\": %llu, \"rss_anon_bytes\": %llu, "
-                   "\"rss_huge_bytes\": %llu, \"vsz_bytes\": %llu, \"backend_stats\": ",
-                i ? "," : "", (unsigned long long)s->t_ns, (unsigned long long)s->live_count,
-                (unsigned long long)s->live_req, (unsigned long long)s->live_usable,
-                (unsigned long long)s->allocs, (unsigned long long)s->frees,
-                (unsigned long long)s->req_bytes, (unsigned long long)s->rss,
-                (unsigned long long)s->rss_anon, (unsigned long long)s->rss_huge,
-                (unsigned long long)s->vsz);
+        fprintf(f, "%s\n    {", i ? "," : "");
+        jfields(f, series_fields, NFIELDS(series_fields), s, 1);
+        fputs(", \"backend_stats\": ", f);
         be_stats(f, d->backend_id, s->be);
         fputc('}', f);
     }
@@ -400,7 +569,7 @@ static int jstring(struct jp *j, char **out, struct jspan *span)
                     v = v * 16 + h;
                     j->p++;
                 }
-                ch = v >= 0x20 && v < 0x7f ? (char)v : '?';
+                ch = v >= 0x01 && v <= 0xff ? (char)v : '?';   /* what jstr wrote */
                 break;
             }
             default:
@@ -581,188 +750,350 @@ static const struct jv *jget(const struct jv *o, const char *key)
     return NULL;
 }
 
-/* Reading fields: a missing or null field is 0 (the schema's optional
- * figures); a field of the wrong type is an error. */
+/* Reading fields: every key of the schema must be there (null only where
+ * the schema says a figure may be unknown); the first one missing or of
+ * the wrong type makes the document corrupt. */
 struct jread {
     const char *bad;      /* the first field of the wrong type */
+    const char *missing;  /* the first key missing */
 };
+
+static void jbad(struct jread *r, const char *key)
+{
+    if (!r->bad)
+        r->bad = key;
+}
+
+/* The value of key in object o; NULL (noted) when o is no object or lacks it. */
+static const struct jv *jneed(struct jread *r, const struct jv *o, const char *key)
+{
+    const struct jv *v = jget(o, key);
+    if (!v && !r->missing)
+        r->missing = key;
+    return v;
+}
+
+/* A non-negative integer that fits 64 bits. */
+static int jint(struct jread *r, const struct jv *v, const char *key, uint64_t *out)
+{
+    if (!v)
+        return -1;
+    if (v->type != J_NUM || !v->isint) {
+        jbad(r, key);
+        return -1;
+    }
+    *out = v->u;
+    return 0;
+}
 
 static uint64_t ju(struct jread *r, const struct jv *o, const char *key)
 {
-    const struct jv *v = jget(o, key);
-    if (!v || v->type == J_NULL)
-        return 0;
-    if (v->type == J_BOOL)
-        return v->u;
-    if (v->type != J_NUM || !v->isint) {
-        if (!r->bad)
-            r->bad = key;
-        return 0;
-    }
-    return v->u;
+    uint64_t u = 0;
+    jint(r, jneed(r, o, key), key, &u);
+    return u;
 }
 
-static void js(struct jread *r, const struct jv *o, const char *key, char *dst, size_t cap)
+/* A number or null: *have says which. */
+static uint64_t ju_null(struct jread *r, const struct jv *o, const char *key, int *have)
 {
-    const struct jv *v = jget(o, key);
-    if (!v || v->type == J_NULL) {
-        dst[0] = '\0';
-        return;
-    }
-    if (v->type != J_STR) {
-        if (!r->bad)
-            r->bad = key;
-        dst[0] = '\0';
-        return;
-    }
-    dump_clean_text(dst, cap, v->s, strlen(v->s));
+    const struct jv *v = jneed(r, o, key);
+    uint64_t u = 0;
+    *have = 0;
+    if (v && v->type != J_NULL && jint(r, v, key, &u) == 0)
+        *have = 1;
+    return u;
 }
 
+/* A string, or (with `nullable`) null, which gives NULL. */
+static const char *jstr_of(struct jread *r, const struct jv *o, const char *key, int nullable)
+{
+    const struct jv *v = jneed(r, o, key);
+    if (!v || (nullable && v->type == J_NULL))
+        return NULL;
+    if (v->type != J_STR) {
+        jbad(r, key);
+        return NULL;
+    }
+    return v->s;
+}
+
+static void jfields_read(struct jread *r, const struct jv *o, const struct jfield *t, size_t n,
+                         void *base)
+{
+    if (!o)
+        return;
+    if (o->type != J_OBJ) {
+        jbad(r, t[0].key);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *p = (char *)base + t[i].off;
+        const struct jv *v = jneed(r, o, t[i].key);
+        const char *s;
+        uint64_t u;
+        if (!v)
+            continue;
+        switch (t[i].kind) {
+        case JK_U64:
+            if (jint(r, v, t[i].key, &u) == 0)
+                *(uint64_t *)p = u;
+            break;
+        case JK_U32:
+            if (jint(r, v, t[i].key, &u) == 0) {
+                if (u > UINT32_MAX)
+                    jbad(r, t[i].key);
+                else
+                    *(uint32_t *)p = (uint32_t)u;
+            }
+            break;
+        case JK_BOOL:
+        case JK_NOT:
+            if (v->type != J_BOOL)
+                jbad(r, t[i].key);
+            else
+                *(int *)p = t[i].kind == JK_BOOL ? (int)v->u : !v->u;
+            break;
+        case JK_TEXT:
+        case JK_PATH:
+            if (!(s = jstr_of(r, o, t[i].key, 0)))
+                break;
+            if (t[i].kind == JK_TEXT)
+                dump_clean_text(p, t[i].cap, s, strlen(s));
+            else
+                snprintf(p, t[i].cap, "%s", s);
+            break;
+        }
+    }
+}
+
+/* The backend's own figures, by the names of backend `id`. */
 static void jbe(struct jread *r, const struct jv *o, int id, uint64_t be[6])
 {
+    if (o && o->type != J_OBJ) {
+        jbad(r, "backend_stats");
+        return;
+    }
     for (unsigned i = 0; i < 6; i++) {
         const char *n = dump_be_field(id, i);
         be[i] = *n ? ju(r, o, n) : 0;
     }
 }
 
-static void jcounts(struct jread *r, const struct jv *o, struct dump_class *k)
-{
-    k->allocs = ju(r, o, "allocs");
-    k->frees = ju(r, o, "frees");
-    k->reallocs = ju(r, o, "reallocs");
-    k->req_bytes = ju(r, o, "requested_bytes");
-    k->live_count = ju(r, o, "live_count");
-    k->live_req = ju(r, o, "live_bytes");
-    k->live_req_err = ju(r, o, "live_bytes_stderr");
-    k->live_usable = ju(r, o, "live_usable_bytes");
-}
-
 /* A histogram: an array of {le_ns, <what>}, each added to its bucket. */
-static void jhist_as(struct jread *r, const struct jv *a, const char *what,
+static void jhist_as(struct jread *r, const struct jv *o, const char *name, const char *what,
                      uint64_t out[LIFEBUCKET_COUNT])
 {
-    if (!a || a->type == J_NULL)
+    const struct jv *a = jneed(r, o, name);
+    if (!a)
         return;
     if (a->type != J_ARR) {
-        if (!r->bad)
-            r->bad = "a histogram";
+        jbad(r, name);
         return;
     }
     for (size_t i = 0; i < a->n; i++) {
-        const struct jv *le = jget(&a->kid[i], "le_ns");
+        int have;
+        uint64_t le = ju_null(r, &a->kid[i], hist_bound, &have);
         unsigned b = LIFEBUCKET_LAST;
-        if (le && le->type == J_NUM) {
-            /* The bucket whose bound this is. */
-            for (b = 0; b < LIFEBUCKET_LAST && lifebucket_max_ns(b) < le->u; b++)
+        if (have)   /* the bucket whose bound this is */
+            for (b = 0; b < LIFEBUCKET_LAST && lifebucket_max_ns(b) < le; b++)
                 ;
-        }
         out[b] += ju(r, &a->kid[i], what);
     }
 }
 
-static void jhist(struct jread *r, const struct jv *a, uint64_t out[LIFEBUCKET_COUNT])
+/* An array (required); NULL when missing or of the wrong type. */
+static const struct jv *jarr(struct jread *r, const struct jv *o, const char *key)
 {
-    jhist_as(r, a, "count", out);
-}
-
-static int hexval(char c);
-
-/* A string field, malloc'ed (NULL when missing or null). */
-static char *jdup(struct jread *r, const struct jv *o, const char *key)
-{
-    const struct jv *v = jget(o, key);
-    if (!v || v->type == J_NULL)
-        return NULL;
-    if (v->type != J_STR) {
-        if (!r->bad)
-            r->bad = key;
+    const struct jv *a = jneed(r, o, key);
+    if (a && a->type != J_ARR) {
+        jbad(r, key);
         return NULL;
     }
-    return strdup(v->s);
+    return a;
+}
+
+/* An object (required); NULL when missing or of the wrong type. */
+static const struct jv *jobj(struct jread *r, const struct jv *o, const char *key)
+{
+    const struct jv *v = jneed(r, o, key);
+    if (v && v->type != J_OBJ) {
+        jbad(r, key);
+        return NULL;
+    }
+    return v;
+}
+
+/* A string field, malloc'ed (NULL when null). Returns -1 when out of memory. */
+static int jdup(struct jread *r, const struct jv *o, const char *key, char **out)
+{
+    const char *s = jstr_of(r, o, key, 1);
+    *out = NULL;
+    if (s && !(*out = strdup(s)))
+        return -1;
+    return 0;
+}
+
+static int jframe(struct jread *r, const struct jv *e, const struct dump *d, struct dump_frame *f)
+{
+    int have_obj, have_off, have_fo;
+    jfields_read(r, e, frame_fields, NFIELDS(frame_fields), f);
+    uint64_t ob = ju_null(r, e, "object", &have_obj);
+    f->obj_off = ju_null(r, e, "offset", &have_off);
+    f->obj = have_obj && ob < d->nobjs ? (int)ob : -1;
+    if (have_obj != have_off || (have_obj && ob >= d->nobjs))
+        jbad(r, "object");
+    if (jdup(r, e, "function", &f->func) != 0 || jdup(r, e, "note", &f->note) != 0)
+        return -1;
+    f->func_off = ju_null(r, e, "function_offset", &have_fo);
+    if (have_fo != (f->func != NULL))
+        jbad(r, "function_offset");
+    return 0;
 }
 
 /* call_stacks: objects, stacks and their (named) frames. */
 static int jstacks(struct jread *r, const struct jv *cs, struct dump *d)
 {
-    const struct jv *objs = jget(cs, "objects"), *st = jget(cs, "stacks");
-    if (!cs || cs->type != J_OBJ)
+    if (!cs)
         return 0;
-    d->stack_depth = (uint32_t)ju(r, cs, "depth");
+    if (cs->type != J_OBJ) {
+        jbad(r, "call_stacks");
+        return 0;
+    }
+    const struct jv *objs = jarr(r, cs, "objects"), *st = jarr(r, cs, "stacks");
+    jfields_read(r, cs, stacks_fields, NFIELDS(stacks_fields), d);
     if (d->stack_depth > SEG_STACK_DEPTH_MAX)
-        d->stack_depth = SEG_STACK_DEPTH_MAX;
-    d->no_unwinder = !ju(r, cs, "unwinder");
-    d->stacks_stopped = (int)ju(r, cs, "stopped");
-    d->symbolized = (int)ju(r, cs, "symbolized");
-    d->stacks_used = ju(r, cs, "stored");
-    d->stacks_dropped = ju(r, cs, "dropped");
-    d->stacks_failed = ju(r, cs, "failed");
-    d->objs_dropped = ju(r, cs, "objects_dropped");
-    d->ages_at_ns = ju(r, cs, "ages_at_ns");
-    d->nostack_live_count = ju(r, cs, "no_stack_live_count");
-    d->nostack_live_req = ju(r, cs, "no_stack_live_bytes");
-    d->fast_threads = ju(r, cs, "libunwind_threads");
-    d->fast_moves = ju(r, cs, "libunwind_moves");
-    if (objs && objs->type == J_ARR && objs->n) {
-        size_t n = objs->n > 65536 ? 65536 : objs->n;
-        if (!(d->objs = calloc(n, sizeof *d->objs)))
+        jbad(r, "depth");
+    if (objs && objs->n) {
+        if (objs->n > 65536) {
+            jbad(r, "objects");
+            return 0;
+        }
+        if (!(d->objs = calloc(objs->n, sizeof *d->objs)))
             return ENOMEM;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < objs->n; i++) {
             const struct jv *o = &objs->kid[i];
             struct dump_obj *ob = &d->objs[d->nobjs++];
-            char hex[2 * sizeof ob->build_id + 1];
-            js(r, o, "path", ob->path, sizeof ob->path);
-            ob->bias = ju(r, o, "bias");
-            ob->lo = ju(r, o, "lo");
-            ob->hi = ju(r, o, "hi");
-            ob->flags = ju(r, o, "main") ? SEG_OBJ_MAIN : 0;
-            js(r, o, "build_id", hex, sizeof hex);
-            for (size_t k = 0; hex[2 * k] && hex[2 * k + 1] && k < sizeof ob->build_id; k++) {
+            jfields_read(r, o, object_fields, NFIELDS(object_fields), ob);
+            const char *hex = jstr_of(r, o, "build_id", 0);
+            size_t hn = hex ? strlen(hex) : 0;
+            if (hn % 2 || hn > 2 * sizeof ob->build_id)
+                jbad(r, "build_id");
+            for (size_t k = 0; hex && 2 * k + 1 < hn && k < sizeof ob->build_id; k++) {
                 int hi = hexval(hex[2 * k]), lo = hexval(hex[2 * k + 1]);
-                if (hi < 0 || lo < 0)
+                if (hi < 0 || lo < 0) {
+                    jbad(r, "build_id");
                     break;
+                }
                 ob->build_id[k] = (uint8_t)(hi << 4 | lo);
                 ob->build_id_len = (uint32_t)k + 1;
             }
+            const struct jv *m = jneed(r, o, "main");
+            if (m && m->type != J_BOOL)
+                jbad(r, "main");
+            ob->flags = m && m->type == J_BOOL && m->u ? SEG_OBJ_MAIN : 0;
         }
     }
-    if (!st || st->type != J_ARR || !st->n)
+    if (!st || !st->n)
         return 0;
-    size_t ns = st->n > 65536 ? 65536 : st->n, nf = 0;
-    for (size_t i = 0; i < ns; i++) {
+    if (st->n > 65536) {
+        jbad(r, "stacks");
+        return 0;
+    }
+    size_t nf = 0;
+    for (size_t i = 0; i < st->n; i++) {
         const struct jv *fr = jget(&st->kid[i], "frames");
         if (fr && fr->type == J_ARR)
             nf += fr->n > SEG_STACK_DEPTH_MAX ? SEG_STACK_DEPTH_MAX : fr->n;
     }
-    if (!(d->stacks = calloc(ns, sizeof *d->stacks)) ||
+    if (!(d->stacks = calloc(st->n, sizeof *d->stacks)) ||
         (nf && !(d->frames = calloc(nf, sizeof *d->frames))))
         return ENOMEM;
-    for (size_t i = 0; i < ns; i++) {
-        const struct jv *o = &st->kid[i], *fr = jget(o, "frames");
+    for (size_t i = 0; i < st->n; i++) {
+        const struct jv *o = &st->kid[i], *fr = jarr(r, o, "frames");
         struct dump_stack *s = &d->stacks[d->nstacks++];
-        s->id = (uint32_t)ju(r, o, "id");
-        s->allocs = ju(r, o, "allocs");
-        s->req_bytes = ju(r, o, "requested_bytes");
-        s->frees = ju(r, o, "frees");
-        s->live_count = ju(r, o, "live_count");
-        s->live_req = ju(r, o, "live_bytes");
-        s->live_usable = ju(r, o, "live_usable_bytes");
-        jhist_as(r, jget(o, "lifetime_hist"), "count", s->life);
-        jhist_as(r, jget(o, "age_hist"), "count", s->age_count);
-        jhist_as(r, jget(o, "age_bytes_hist"), "bytes", s->age_req);
+        jfields_read(r, o, stack_fields, NFIELDS(stack_fields), s);
+        jhist_as(r, o, "lifetime_hist", "count", s->life);
+        jhist_as(r, o, "age_hist", "count", s->age_count);
+        jhist_as(r, o, "age_bytes_hist", "bytes", s->age_req);
         s->frame0 = d->nframes;
-        if (!fr || fr->type != J_ARR)
+        if (!fr)
             continue;
+        if (fr->n > SEG_STACK_DEPTH_MAX)
+            jbad(r, "frames");
         for (size_t k = 0; k < fr->n && k < SEG_STACK_DEPTH_MAX && d->nframes < nf; k++) {
-            const struct jv *e = &fr->kid[k], *ob = jget(e, "object");
-            struct dump_frame *f = &d->frames[d->nframes++];
-            f->addr = ju(r, e, "addr");
-            f->obj = ob && ob->type == J_NUM && ob->isint && ob->u < d->nobjs ? (int)ob->u : -1;
-            f->obj_off = ju(r, e, "offset");
-            f->func = jdup(r, e, "function");
-            f->func_off = ju(r, e, "function_offset");
-            f->note = jdup(r, e, "note");
+            if (jframe(r, &fr->kid[k], d, &d->frames[d->nframes++]) != 0)
+                return ENOMEM;
             s->depth++;
+        }
+    }
+    return 0;
+}
+
+/* Everything but the header's format_version, which the caller checked. */
+static int jroot(struct jread *r, const struct jv *root, struct dump *d)
+{
+    const struct jv *v, *a;
+    const char *w;
+    int have;
+
+    jstr_of(r, root, "tool", 0);
+    jfields_read(r, root, root_fields, NFIELDS(root_fields), d);
+    d->state = (w = jstr_of(r, root, "state", 0)) ? state_parse(w) : DS_UNKNOWN;
+    for (d->backend_id = 2; d->backend_id > 0; d->backend_id--)
+        if (!strcmp(d->backend, dump_be_name(d->backend_id)))
+            break;   /* glibc unless another name matches */
+    v = jobj(r, root, "sampling");
+    jfields_read(r, v, sampling_fields, NFIELDS(sampling_fields), d);
+    if ((w = jstr_of(r, v, "live_bytes", 0)) != NULL) {
+        d->exact = !strcmp(w, "exact");
+        if (!d->exact && strcmp(w, "estimate") != 0)
+            jbad(r, "live_bytes");
+    }
+    jfields_read(r, jobj(r, root, "totals"), count_fields, NFIELDS(count_fields), &d->total);
+    /* The latest sample's figures: written from the series, read from it. */
+    for (unsigned i = 0; i < 4; i++)
+        ju_null(r, root, latest_keys[i], &have);
+    d->peak_rss = ju_null(r, root, "peak_rss_bytes", &have);
+    d->peak_rss_ns = ju_null(r, root, "peak_rss_ns", &have);
+    if ((v = jneed(r, root, "backend_stats")) && v->type != J_NULL) {
+        uint64_t be[6];
+        jbe(r, v, d->backend_id, be);
+    }
+
+    if ((a = jarr(r, root, "size_classes")) != NULL) {
+        for (size_t i = 0; i < a->n; i++) {
+            const struct jv *o = &a->kid[i];
+            uint64_t c = ju(r, o, "class");
+            if (c >= SIZECLASS_COUNT) {
+                jbad(r, "class");
+                continue;
+            }
+            ju(r, o, "min_size");
+            ju_null(r, o, "max_size", &have);
+            struct dump_class *k = &d->cls[c];
+            memset(k, 0, sizeof *k);
+            jfields_read(r, o, count_fields, NFIELDS(count_fields), k);
+            jhist_as(r, o, "lifetime_hist", "count", k->life);
+            jhist_as(r, o, "age_hist", "count", k->age);
+        }
+    }
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
+        for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++) {
+            d->total.life[b] += d->cls[c].life[b];
+            d->total.age[b] += d->cls[c].age[b];
+        }
+
+    if (jstacks(r, jget(root, "call_stacks"), d) != 0)
+        return ENOMEM;
+
+    if ((a = jarr(r, root, "series")) != NULL && a->n) {
+        if (!(d->series = calloc(a->n, sizeof *d->series)))
+            return ENOMEM;
+        for (size_t i = 0; i < a->n; i++) {
+            const struct jv *o = &a->kid[i];
+            struct dump_sample *s = &d->series[d->nseries++];
+            jfields_read(r, o, series_fields, NFIELDS(series_fields), s);
+            jbe(r, jneed(r, o, "backend_stats"), d->backend_id, s->be);
         }
     }
     return 0;
@@ -772,9 +1103,8 @@ int dump_from_json(struct dump *d, const char *text, size_t len, char *why, size
 {
     struct jp j = { text, text + len, NULL, NULL, 0 };
     struct jv root;
-    struct jread r = { NULL };
-    const struct jv *v, *a;
-    char state[16], sampling_mode[16];
+    struct jread r = { NULL, NULL };
+    const struct jv *v;
     int rc = DX_OK;
 
     memset(d, 0, sizeof *d);
@@ -804,102 +1134,19 @@ int dump_from_json(struct dump *d, const char *text, size_t len, char *why, size
     }
     d->json_version = (int)v->u;
     d->saved = 1;
-    d->pid = (uint32_t)ju(&r, &root, "pid");
-    d->uid = (uint32_t)ju(&r, &root, "uid");
-    js(&r, &root, "comm", d->comm, sizeof d->comm);
-    js(&r, &root, "state", state, sizeof state);
-    d->state = state_parse(state);
-    js(&r, &root, "backend", d->backend, sizeof d->backend);
-    js(&r, &root, "backend_version", d->backend_version, sizeof d->backend_version);
-    js(&r, &root, "config", d->config, sizeof d->config);
-    d->backend_id = !strcmp(d->backend, "jemalloc") ? SEG_BACKEND_JEMALLOC
-                  : !strcmp(d->backend, "tcmalloc") ? SEG_BACKEND_TCMALLOC : SEG_BACKEND_GLIBC;
-    d->start_ns = ju(&r, &root, "started_ns");
-    d->heartbeat_ns = ju(&r, &root, "heartbeat_ns");
-    d->snap_ns = ju(&r, &root, "snapshot_ns");
-    d->interval_ms = (uint32_t)ju(&r, &root, "interval_ms");
-    d->threads_seen = ju(&r, &root, "threads_seen");
-    v = jget(&root, "sampling");
-    d->sample = (uint32_t)ju(&r, v, "sample");
-    js(&r, v, "live_bytes", sampling_mode, sizeof sampling_mode);
-    d->exact = !strcmp(sampling_mode, "exact");
-    d->dropped = ju(&r, v, "tracked_dropped");
-    d->inherited = (int)ju(&r, v, "inherited");
-    d->copy = (int)ju(&r, v, "copy");
-    d->copy_stale = (int)ju(&r, v, "copy_stale");
-    d->copy_ns = ju(&r, v, "copy_ns");
-    d->consistent = (int)ju(&r, v, "consistent");
-    d->counts_ok = (int)ju(&r, v, "counts_ok");
-    d->peak_rss = ju(&r, &root, "peak_rss_bytes");
-    d->peak_rss_ns = ju(&r, &root, "peak_rss_ns");
-
-    a = jget(&root, "size_classes");
-    if (a && a->type == J_ARR) {
-        for (size_t i = 0; i < a->n; i++) {
-            const struct jv *o = &a->kid[i];
-            uint64_t c = ju(&r, o, "class");
-            if (c >= SIZECLASS_COUNT) {
-                if (!r.bad)
-                    r.bad = "class";
-                continue;
-            }
-            struct dump_class *k = &d->cls[c];
-            jcounts(&r, o, k);
-            memset(k->life, 0, sizeof k->life);
-            memset(k->age, 0, sizeof k->age);
-            jhist(&r, jget(o, "lifetime_hist"), k->life);
-            jhist(&r, jget(o, "age_hist"), k->age);
-        }
-    } else if (a && a->type != J_NULL && !r.bad) {
-        r.bad = "size_classes";
-    }
-    jcounts(&r, jget(&root, "totals"), &d->total);
-    for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
-        for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++) {
-            d->total.life[b] += d->cls[c].life[b];
-            d->total.age[b] += d->cls[c].age[b];
-        }
-
-    if (jstacks(&r, jget(&root, "call_stacks"), d) != 0) {
+    if (jroot(&r, &root, d) != 0) {
         snprintf(why, whylen, "out of memory");
-        dump_free(d);
-        jfree(&root);
-        return DX_SYS;
-    }
-
-    a = jget(&root, "series");
-    if (a && a->type == J_ARR && a->n) {
-        size_t n = a->n > 86400 ? 86400 : a->n;
-        if (!(d->series = calloc(n, sizeof *d->series))) {
-            snprintf(why, whylen, "out of memory");
-            dump_free(d);
-            jfree(&root);
-            return DX_SYS;
-        }
-        for (size_t i = a->n - n; i < a->n; i++) {
-            const struct jv *o = &a->kid[i];
-            struct dump_sample *s = &d->series[d->nseries++];
-            s->t_ns = ju(&r, o, "t");
-            s->live_count = ju(&r, o, "live_count");
-            s->live_req = ju(&r, o, "live_bytes");
-            s->live_usable = ju(&r, o, "live_usable_bytes");
-            s->allocs = ju(&r, o, "allocs");
-            s->frees = ju(&r, o, "frees");
-            s->req_bytes = ju(&r, o, "requested_bytes");
-            s->rss = ju(&r, o, "rss_bytes");
-            s->rss_anon = ju(&r, o, "rss_anon_bytes");
-            s->rss_huge = ju(&r, o, "rss_huge_bytes");
-            s->vsz = ju(&r, o, "vsz_bytes");
-            jbe(&r, jget(o, "backend_stats"), d->backend_id, s->be);
-        }
-    } else if (a && a->type != J_ARR && a->type != J_NULL && !r.bad) {
-        r.bad = "series";
-    }
-    if (r.bad) {
-        snprintf(why, whylen, "corrupt JSON snapshot: field \"%s\" has the wrong type", r.bad);
-        dump_free(d);
+        rc = DX_SYS;
+    } else if (r.missing) {   /* first: a missing key can make others look wrong */
+        snprintf(why, whylen, "corrupt JSON snapshot: no \"%s\" field", r.missing);
+        rc = DX_CORRUPT;
+    } else if (r.bad) {
+        snprintf(why, whylen, "corrupt JSON snapshot: field \"%s\" has the wrong type or value",
+                 r.bad);
         rc = DX_CORRUPT;
     }
+    if (rc != DX_OK)
+        dump_free(d);
     jfree(&root);
     return rc;
 }

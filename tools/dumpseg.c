@@ -50,6 +50,12 @@ void dump_clean_text(char *dst, size_t cap, const char *s, size_t n)
     dst[i] = '\0';
 }
 
+const char *dump_be_name(int backend_id)
+{
+    static const char *const names[3] = { "glibc", "jemalloc", "tcmalloc" };
+    return backend_id >= 0 && backend_id <= 2 ? names[backend_id] : "";
+}
+
 const char *dump_be_field(int backend_id, unsigned i)
 {
     static const char *const names[3][6] = {
@@ -431,6 +437,14 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
                     (unsigned long long)size, (unsigned long long)h.total_size);
         else
             why_set(why, whylen, "corrupt segment: its header's sizes and offsets do not agree");
+        return DX_CORRUPT;
+    }
+    /* The backend's figures are named by its id, and a saved snapshot
+     * names the backend by its name: the two must agree. */
+    if (h.backend > 2 || strncmp(h.backend_name, dump_be_name((int)h.backend),
+                                 sizeof h.backend_name) != 0) {
+        why_set(why, whylen, "corrupt segment: backend id %u does not match its name",
+                (unsigned)h.backend);
         return DX_CORRUPT;
     }
 

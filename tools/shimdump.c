@@ -1072,6 +1072,7 @@ static void usage(FILE *f)
           "  -e, --events[=N]            the last N tracked events (20), then follow them\n"
           "      --no-follow             with --events: print and stop\n"
           "  -j, --json                  the snapshot as JSON (schema in shimdump(1))\n"
+          "      --json-schema           the JSON schema's keys, one object per line\n"
           "  -p, --prometheus [PID...]   the Prometheus text format; every segment if none\n"
           "  -d, --diff A B              two pids or files side by side\n"
           "      --clean                 remove your segments of processes that are gone\n"
@@ -1096,13 +1097,14 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     enum { O_NOFOLLOW_EV = 256, O_CLEAN, O_DIR, O_ASCII, O_COLOR, O_NOCOLOR, O_TOP, O_FRAMES,
-           O_MINAGE };
+           O_MINAGE, O_SCHEMA };
     static const struct option longopts[] = {
         { "list", no_argument, NULL, 'l' },
         { "watch", optional_argument, NULL, 'w' },
         { "events", optional_argument, NULL, 'e' },
         { "no-follow", no_argument, NULL, O_NOFOLLOW_EV },
         { "json", no_argument, NULL, 'j' },
+        { "json-schema", no_argument, NULL, O_SCHEMA },
         { "prometheus", no_argument, NULL, 'p' },
         { "diff", no_argument, NULL, 'd' },
         { "clean", no_argument, NULL, O_CLEAN },
@@ -1183,6 +1185,7 @@ int main(int argc, char **argv)
             break;
         case O_NOCOLOR: opt.color = 0; break;
         case 'h': usage(stdout); return DX_OK;
+        case O_SCHEMA: dump_write_json_schema(stdout); return DX_OK;
         case 'V': printf("shimdump %s (segment format %u, JSON format %d)\n", PACKAGE_VERSION,
                          SEG_VERSION, DUMP_JSON_VERSION); return DX_OK;
         default:

@@ -3,6 +3,7 @@
  * with a few bytes changed, and JSON snapshots cut and garbled. Built with
  * AddressSanitizer and UBSan where the compiler has them.
  * Usage: driver [--seconds N] [--seed S]   fuzz for N seconds (10)
+ *        driver --runs N [--seed S]        fuzz N inputs: the same ones for a seed
  *        driver --seeds DIR                write a seed corpus for libFuzzer
  *        driver FILE...                    run the target on each file */
 #include "config.h"
@@ -152,7 +153,7 @@ int main(int argc, char **argv)
 {
     static uint8_t buf[1 << 16];
     double seconds = 10;
-    long runs = 0;
+    long runs = 0, max_runs = 0;
 
     if (argc == 3 && !strcmp(argv[1], "--seeds")) {
         for (int i = 0; i < 16; i++) {
@@ -170,18 +171,19 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
             seconds = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+            max_runs = atol(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             rng = strtoull(argv[++i], NULL, 10) | 1;
         else
             return run_file(argv[i]);
     }
-    time_t end = time(NULL) + (time_t)seconds;
-    while (time(NULL) < end) {
-        for (int k = 0; k < 64; k++, runs++) {
-            size_t n = make_input(buf, sizeof buf);
-            LLVMFuzzerTestOneInput(buf, n);
-        }
+    time_t start = time(NULL), end = start + (time_t)seconds;
+    while (max_runs ? runs < max_runs : time(NULL) < end) {
+        size_t n = make_input(buf, sizeof buf);
+        LLVMFuzzerTestOneInput(buf, n);
+        runs++;
     }
-    printf("driver: %ld inputs in %.0f s, no crash\n", runs, seconds);
+    printf("driver: %ld inputs in %.0f s, no crash\n", runs, difftime(time(NULL), start));
     return 0;
 }

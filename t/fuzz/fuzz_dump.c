@@ -30,17 +30,56 @@ static FILE *sink(void)
     return f;
 }
 
-/* Renders every view; with `round_trip`, also writes the JSON and reads it
- * back (done for the JSON mode: it is the slow part). */
-static void render(struct dump *d, int round_trip)
+/* d as JSON, in a malloc'ed buffer (NULL when out of memory). */
+static char *to_json(const struct dump *d, size_t *len)
+{
+    char *buf = NULL;
+    FILE *mem = open_memstream(&buf, len);
+    if (!mem)
+        return NULL;
+    dump_write_json(mem, d);
+    if (fclose(mem) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* What shimdump writes it must read, and read back the same:
+ * JSON(d) == JSON(read(JSON(d))), byte for byte. */
+static void round_trip(const struct dump *d)
+{
+    struct dump back;
+    char why[256];
+    size_t la, lb;
+    char *a = to_json(d, &la), *b;
+
+    if (!a)
+        return;
+    if (dump_from_json(&back, a, la, why, sizeof why) != DX_OK) {
+        fprintf(stderr, "fuzz_dump: shimdump cannot read its own JSON: %s\n", why);
+        abort();
+    }
+    if ((b = to_json(&back, &lb)) != NULL) {
+        if (la != lb || memcmp(a, b, la) != 0) {
+            size_t i = 0, line = 1;
+            for (; i < la && i < lb && a[i] == b[i]; i++)
+                line += a[i] == '\n';
+            fprintf(stderr, "fuzz_dump: JSON read back differs from line %zu:\n%.200s\n"
+                            "---- read back:\n%.200s\n", line, a + i, b + i);
+            abort();
+        }
+        free(b);
+    }
+    dump_free(&back);
+    free(a);
+}
+
+/* Renders every view, and the JSON round trip. */
+static void render(struct dump *d)
 {
     struct view_opts o;
     const struct dump *one = d;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem;
-    struct dump back;
-    char why[256];
 
     memset(&o, 0, sizeof o);
     o.utf8 = 1;
@@ -58,21 +97,7 @@ static void render(struct dump *d, int round_trip)
     o.frames = 64;
     o.long_bucket = 3;
     view_stacks(sink(), d, &o);
-    /* JSON out, and back in: what shimdump writes it must read. */
-    if (!round_trip) {
-        dump_write_json(sink(), d);
-        return;
-    }
-    if ((mem = open_memstream(&buf, &len)) != NULL) {
-        dump_write_json(mem, d);
-        fclose(mem);
-        if (dump_from_json(&back, buf, len, why, sizeof why) != DX_OK) {
-            fprintf(stderr, "fuzz_dump: shimdump cannot read its own JSON: %s\n", why);
-            abort();
-        }
-        dump_free(&back);
-        free(buf);
-    }
+    round_trip(d);
 }
 
 static void image(const uint8_t *p, size_t n)
@@ -89,7 +114,7 @@ static void image(const uint8_t *p, size_t n)
         return;
     memcpy(buf, p, n);
     if (dump_from_image(&d, buf, n, DS_UNKNOWN, why, sizeof why) == DX_OK) {
-        render(&d, 0);
+        render(&d);
         dump_free(&d);
     }
     memset(&m, 0, sizeof m);
@@ -124,12 +149,13 @@ static void structured(const uint8_t *p, size_t n)
     h.magic = SEG_MAGIC;
     h.version = SEG_VERSION;
     h.backend = p[3] % 3;
+    snprintf(h.backend_name, sizeof h.backend_name, "%s",
+             h.backend == 0 ? "glibc" : h.backend == 1 ? "jemalloc" : "tcmalloc");
     h.sample = 1 + p[4] % 4;
     h.flags = p[5];
     h.pid = 1;
     h.cslots_high = p[2] % 4;   /* may exceed ncslots */
     memcpy(h.comm, "fuzz", 5);
-    memcpy(h.backend_name, "glibc", 6);
     p += 6;
     n -= 6;
     if (!(buf = calloc(1, h.total_size)))
@@ -159,7 +185,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     default:
         if (dump_from_json(&d, (const char *)data + 1, size - 1, why, sizeof why) == DX_OK) {
-            render(&d, 1);
+            render(&d);
             dump_free(&d);
         }
         break;
