@@ -46,7 +46,9 @@ ok $? "record:off: no segment"
 # (env, not the shim function, so that $! is the pid that sh and sleep exec in)
 env MALLOCSHIM_CONF="backend:glibc,record:on,shm_dir:$shm,sample:1" LD_PRELOAD="$SHIM" sh -c 'exec sleep 30' &
 pid=$!
-sleep 1
+# Named by the sampler's first pass: wait for it (a hang guard of 60 s).
+i=0
+while [ ! -f "$shm/mallocshim.$pid" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 [ -f "$shm/mallocshim.$pid" ]
 ok $? "a running process's segment is $shm/mallocshim.<pid>"
 [ "$(stat -c %a "$shm/mallocshim.$pid")" = 600 ]
