@@ -4,6 +4,11 @@
  * AddressSanitizer and UBSan where the compiler has them.
  * Usage: driver [--seconds N] [--seed S]   fuzz for N seconds (10)
  *        driver --runs N [--seed S]        fuzz N inputs: the same ones for a seed
+ *        ... --corpus DIR                  some inputs are DIR's files, mutated (a
+ *                                          mode byte, then a real segment or JSON
+ *                                          snapshot: scripts/fuzz-long.sh makes them):
+ *                                          one in 8 a small file, one in 1024 a large
+ *                                          one (a real segment: a quarter second each)
  *        driver --seeds DIR                write a seed corpus for libFuzzer
  *        driver FILE...                    run the target on each file */
 #include "config.h"
@@ -13,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <dirent.h>
+#include <sys/stat.h>
 
 #include "dump.h"
 
@@ -134,6 +142,76 @@ static size_t make_input(uint8_t *p, size_t cap)
     }
 }
 
+/* Files of a corpus: each a mode byte and its input, read whole. */
+static struct cfile {
+    uint8_t *p;
+    size_t n;
+} *corpus;
+static size_t ncorpus;
+
+static int load_corpus(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    if (!d) {
+        perror(dir);
+        return -1;
+    }
+    while ((e = readdir(d)) != NULL) {
+        char path[4096];
+        struct stat st;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "rb");
+        if (!f || fstat(fileno(f), &st) != 0 || st.st_size < 2) {
+            if (f)
+                fclose(f);
+            continue;
+        }
+        struct cfile *c = realloc(corpus, (ncorpus + 1) * sizeof *c);
+        if (!c || !(c[ncorpus].p = malloc((size_t)st.st_size))) {
+            fclose(f);
+            closedir(d);
+            return -1;
+        }
+        corpus = c;
+        c[ncorpus].n = fread(c[ncorpus].p, 1, (size_t)st.st_size, f);
+        fclose(f);
+        ncorpus++;
+    }
+    closedir(d);
+    return ncorpus ? 0 : -1;
+}
+
+/* A corpus file, mutated: a few bytes flipped or replaced, whole 64-bit
+ * values made wild (counters, offsets, sizes), now and then cut short. */
+static void corpus_input(const struct cfile *c)
+{
+    uint8_t *p = malloc(c->n);
+    size_t n = c->n;
+    if (!p)
+        return;
+    memcpy(p, c->p, n);
+    for (int k = (int)(rnd() % 8); k-- > 0;) {
+        size_t at = 1 + rnd() % (n - 1);
+        switch (rnd() % 4) {
+        case 0: p[at] ^= (uint8_t)(1u << (rnd() % 8)); break;
+        case 1: p[at] = (uint8_t)rnd(); break;
+        default:
+            at = 1 + ((at - 1) & ~(size_t)7);
+            if (at + 8 <= n) {
+                uint64_t v = wild();
+                memcpy(p + at, &v, 8);
+            }
+        }
+    }
+    if (rnd() % 16 == 0)
+        n = 1 + rnd() % (n - 1);
+    LLVMFuzzerTestOneInput(p, n);
+    free(p);
+}
+
 static int run_file(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -175,13 +253,25 @@ int main(int argc, char **argv)
             max_runs = atol(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             rng = strtoull(argv[++i], NULL, 10) | 1;
+        else if (!strcmp(argv[i], "--corpus") && i + 1 < argc) {
+            if (load_corpus(argv[++i]) != 0) {
+                fprintf(stderr, "driver: %s: no corpus files\n", argv[i]);
+                return 1;
+            }
+        }
         else
             return run_file(argv[i]);
     }
     time_t start = time(NULL), end = start + (time_t)seconds;
     while (max_runs ? runs < max_runs : time(NULL) < end) {
-        size_t n = make_input(buf, sizeof buf);
-        LLVMFuzzerTestOneInput(buf, n);
+        uint64_t r = rnd();
+        const struct cfile *c = ncorpus ? &corpus[(r >> 16) % ncorpus] : NULL;
+        if (c && (c->n < (1u << 20) ? r % 8 == 0 : r % 1024 == 0)) {
+            corpus_input(c);
+        } else {
+            size_t n = make_input(buf, sizeof buf);
+            LLVMFuzzerTestOneInput(buf, n);
+        }
         runs++;
     }
     printf("driver: %ld inputs in %.0f s, no crash\n", runs, difftime(time(NULL), start));
