@@ -7,6 +7,12 @@
  * within 50 us, and each alloc event's time must fall within 2 ms of the
  * program's, on CLOCK_MONOTONIC. A clock that steps (its scale corrected by
  * a jump), runs at a wrong rate or drifts away fails this.
+ * Neither tolerance is a bound on the scheduler: each time the shim takes
+ * lies between two readings of this program's own, so a preemption only
+ * widens lo..hi. They bound how far the shim's clock may stand from
+ * CLOCK_MONOTONIC: none where it is clock_gettime; with the TSC, a slew of
+ * at most 1000 ppm (20 us over 20 ms) and an offset under TSC_STEP_NS (1
+ * ms, clock.c) plus what a late sampler pass lets it drift.
  * Usage: lifeclock SHM_DIR (run with sample:1). */
 #include "config.h"
 
