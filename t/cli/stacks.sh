@@ -145,7 +145,7 @@ done
 # take that allocation's stack with it (that waited forever: timeout).
 for b in $(backends); do
     EXTRA_CONF="sample:1,stacks:16,shm_dir:$TMP/shm"
-    check shim "$b" timeout 60 "$T/regframe" && grep -qx "caught 20" "$TMP/out"
+    check shim "$b" timeout 600 "$T/regframe" && grep -qx "caught 20" "$TMP/out"
     ok $? "$b: unwind tables registered by the program, then backtrace and throw: no deadlock"
     EXTRA_CONF=
 done
@@ -162,7 +162,7 @@ for b in $(backends); do
     fi
     check unshare -m sh -c 'mount --bind /dev/null "$1" && shift && exec env "$@"' sh "$uw" \
         LD_PRELOAD="$SHIM" MALLOCSHIM_CONF="backend:$b,sample:1,stacks:16,shm_dir:$TMP/shm" \
-        timeout 60 "$T/regframe" && grep -qx "caught 20" "$TMP/out" &&
+        timeout 600 "$T/regframe" && grep -qx "caught 20" "$TMP/out" &&
         grep -q "cannot load libunwind" "$TMP/err" &&
         grep -q "registers unwind tables of its own.*call stacks stop here" "$TMP/err"
     ok $? "$b: tables registered where only libgcc's unwinder is in use: stacks stop, no deadlock"
@@ -334,7 +334,7 @@ for mode in closerange close dup2 closefrom raw vfork fork; do
     *) iv=60000 ;;
     esac
     MALLOCSHIM_CONF="sample:1,stacks:16,interval_ms:$iv,shm_dir:$TMP/shm" LD_PRELOAD="$SHIM" \
-        timeout 120 /usr/bin/python3 "$TMP/closer.py" $mode >"$TMP/out" 2>"$TMP/err"
+        timeout 600 /usr/bin/python3 "$TMP/closer.py" $mode >"$TMP/out" 2>"$TMP/err"
     rc=$?
     sed "s/^mallocshim: the program closed libunwind's descriptors .*call stacks stop here.*/SHIM/" \
         "$TMP/err" | tr '\n' ' ' >"$TMP/lines"

@@ -4,7 +4,7 @@
 . "$TOP_SRCDIR/t/lib.sh"
 
 for b in $(backends); do
-    check timeout 120 env MALLOCSHIM_CONF="backend:$b" LD_PRELOAD="$SHIM" "$T/forkload" 100
+    check timeout 600 env MALLOCSHIM_CONF="backend:$b" LD_PRELOAD="$SHIM" "$T/forkload" 100
     ok $? "$b: 100 forks under load, no deadlock in the child"
 done
 done_testing
