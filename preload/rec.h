@@ -254,6 +254,8 @@ void table_scan(void (*fn)(struct seg_track *e, void *ctx), void *ctx);
 /* Reads a small /proc file into buf (NUL-terminated); returns its length,
  * 0 when it cannot be read. */
 size_t read_proc(const char *path, char *buf, size_t cap);
+/* fd, or a copy of it above 2 (fd closed) when it is 0, 1 or 2; -1 stays -1. */
+int above_std(int fd);
 
 /* Records interval_ms and finds glibc's thread count. Called once by
  * record_start. */

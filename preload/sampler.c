@@ -47,7 +47,7 @@ void sampler_init(long interval_ms)
 /* Reads a small /proc file into buf (NUL-terminated); returns its length. */
 size_t read_proc(const char *path, char *buf, size_t cap)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = above_std(open(path, O_RDONLY | O_CLOEXEC));
     size_t got = 0;
     if (fd < 0)
         return 0;

@@ -32,28 +32,10 @@ int copy_cut;
 int copy_done;
 uint64_t copy_start;
 
-/* Removes `path` if it is a regular file of ours that no live process
- * holds: left by an earlier image of this pid (an exec) or by a dead process
- * whose pid came round again. Every live writer holds a shared flock on its
- * segment, so an exclusive one that succeeds proves the file is stale, even
- * across pid namespaces that share the directory. */
-int remove_stale(const char *path)
-{
-    struct stat st, fst;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK), gone = 0;
-    if (fd < 0)
-        return 0;
-    if (fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_uid == geteuid() &&
-        flock(fd, LOCK_EX | LOCK_NB) == 0 && lstat(path, &st) == 0 &&
-        st.st_ino == fst.st_ino && st.st_dev == fst.st_dev)
-        gone = unlink(path) == 0;
-    close(fd);
-    return gone;
-}
-
 /* A descriptor of ours, moved above the standard three: a daemon started
- * with stdin or stdout closed must not find the segment there. */
-static int above_std(int fd)
+ * with stdin or stdout closed must not find the segment, or a file the
+ * shim reads for a moment (its copy, /proc), there. */
+int above_std(int fd)
 {
     if (fd < 0 || fd > 2)
         return fd;
@@ -62,6 +44,25 @@ static int above_std(int fd)
     close(fd);
     errno = err;
     return moved;
+}
+
+/* Removes `path` if it is a regular file of ours that no live process
+ * holds: left by an earlier image of this pid (an exec) or by a dead process
+ * whose pid came round again. Every live writer holds a shared flock on its
+ * segment, so an exclusive one that succeeds proves the file is stale, even
+ * across pid namespaces that share the directory. */
+int remove_stale(const char *path)
+{
+    struct stat st, fst;
+    int fd = above_std(open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)), gone = 0;
+    if (fd < 0)
+        return 0;
+    if (fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_uid == geteuid() &&
+        flock(fd, LOCK_EX | LOCK_NB) == 0 && lstat(path, &st) == 0 &&
+        st.st_ino == fst.st_ino && st.st_dev == fst.st_dev)
+        gone = unlink(path) == 0;
+    close(fd);
+    return gone;
 }
 
 /* An unnamed file in dir, or, where O_TMPFILE is not supported, the named
@@ -266,7 +267,7 @@ static int copy_open(int *own)
         copy_reopen();   /* for the lock that says "alive" */
     if (published != 1)
         return same_file(seg_fd) ? seg_fd : -1;
-    int fd = open(seg_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    int fd = above_std(open(seg_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
     if (fd < 0 && (errno == EACCES || errno == EPERM) && same_file(seg_fd))
         return seg_fd;   /* a process that became another user: the one it opened */
     if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_ino != seg_ino || st.st_dev != seg_dev)) {
