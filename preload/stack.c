@@ -308,6 +308,7 @@ void stack_altstack_set(const void *sp, size_t size, int disable)
     alt_hi = disable ? 0 : (uintptr_t)sp + size;
 }
 
+#ifdef HAVE_LIBUNWIND
 /* The lowest n free descriptors. */
 static void lowest_free(int *out, int n)
 {
@@ -366,6 +367,7 @@ static int find_pipe(void)
     }
     return 0;
 }
+#endif
 
 struct walk {
     void **buf;
