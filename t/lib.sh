@@ -1,5 +1,6 @@
 # lib.sh: TAP helpers for the shell tests. Sourced; expects SHIM, T,
-# TOP_BUILDDIR, HAVE_JEMALLOC, HAVE_TCMALLOC and HAVE_LIBUNWIND from `make check`.
+# TOP_BUILDDIR, HAVE_JEMALLOC, HAVE_TCMALLOC, HAVE_LIBUNWIND and HAVE_LIBELF
+# from `make check`.
 set -u
 
 : "${SHIM:?run me through make check}"

@@ -154,7 +154,9 @@ void dump_write_json_schema(FILE *f);
 /* Names the frames of d's stacks from the ELF symbols of the objects the
  * process had mapped (tools/sym.c), reading files under `root` first when
  * it is non-NULL ("/proc/PID/root" for a live process). Frames already
- * named are kept. Returns 0, or ENOMEM. */
+ * named are kept. A build without libelf only places each frame in its
+ * object, notes why it has no name and leaves d->symbolized 0. Returns 0,
+ * or ENOMEM. */
 int dump_symbolize(struct dump *d, const char *root);
 
 /* The total requested bytes of stack s's tracked live blocks older than

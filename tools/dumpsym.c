@@ -1,9 +1,12 @@
-/* dumpsym: names the frames of a dump's call stacks, through sym (the ELF
- * symbol tables of the objects the process had mapped). */
+/* dumpsym: places the frames of a dump's call stacks in their objects and
+ * names them through sym (the ELF symbol tables of the objects the process
+ * had mapped), in a build with libelf. */
 #include "config.h"
 
 #include "dump.h"
+#ifdef HAVE_LIBELF
 #include "sym.h"
+#endif
 
 #include <errno.h>
 #include <stdlib.h>
@@ -38,14 +41,15 @@ static int obj_of(const struct dump *d, uint64_t addr)
     return -1;
 }
 
-int dump_symbolize(struct dump *d, const char *root)
+#ifdef HAVE_LIBELF
+/* Names the placed frames from the objects' files and marks d symbolized.
+ * Returns 0, or ENOMEM. */
+static int name_frames(struct dump *d, const char *root)
 {
     struct sym_obj *so;
     struct sym_ctx *ctx;
     int err = 0;
 
-    if (d->symbolized || d->nframes == 0)
-        return 0;
     if (!(so = calloc(d->nobjs ? d->nobjs : 1, sizeof *so)))
         return ENOMEM;
     for (size_t i = 0; i < d->nobjs; i++) {
@@ -65,9 +69,6 @@ int dump_symbolize(struct dump *d, const char *root)
     for (size_t i = 0; i < d->nframes; i++) {
         struct dump_frame *f = &d->frames[i];
         struct sym_result r;
-        f->obj = obj_of(d, f->addr);
-        if (f->obj >= 0)
-            f->obj_off = f->addr - d->objs[f->obj].bias;
         /* Return addresses: the call is the byte before. */
         if (f->addr == 0 || sym_lookup(ctx, f->addr - 1, &r) != 0)
             continue;
@@ -77,6 +78,9 @@ int dump_symbolize(struct dump *d, const char *root)
                 err = ENOMEM;
             /* the offset of the return address, as debuggers show it */
             f->func_off = r.func_off + 1;
+            /* a snapshot saved by a build without libelf said why it had none */
+            free(f->note);
+            f->note = NULL;
         } else if (r.note) {
             free(f->note);
             f->note = dup_cut(r.note);
@@ -85,4 +89,32 @@ int dump_symbolize(struct dump *d, const char *root)
     sym_close(ctx);
     d->symbolized = 1;
     return err;
+}
+#else
+/* No names without libelf: each unnamed frame says why, and d stays
+ * unsymbolized, so that a shimdump built with libelf names the frames of a
+ * snapshot saved from this one. Returns 0. */
+static int name_frames(struct dump *d, const char *root)
+{
+    for (size_t i = 0; i < d->nframes; i++) {
+        struct dump_frame *f = &d->frames[i];
+        /* out of memory: the frame has no note, as a lookup's note is dropped */
+        if (!f->func && !f->note)
+            f->note = dup_cut("shimdump built without libelf");
+    }
+    return 0;
+}
+#endif
+
+int dump_symbolize(struct dump *d, const char *root)
+{
+    if (d->symbolized || d->nframes == 0)
+        return 0;
+    for (size_t i = 0; i < d->nframes; i++) {
+        struct dump_frame *f = &d->frames[i];
+        f->obj = obj_of(d, f->addr);
+        if (f->obj >= 0)
+            f->obj_off = f->addr - d->objs[f->obj].bias;
+    }
+    return name_frames(d, root);
 }
