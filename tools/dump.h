@@ -132,9 +132,14 @@ const struct dump_sample *dump_last(const struct dump *d);
  * the segment is never trusted. Returns DX_OK, DX_VERSION or DX_CORRUPT, with
  * a one-line reason in why[] on failure. `state` is stored as given.
  * The caller must guard against SIGBUS when base is a mapping of a file that
- * may shrink (dump_read_file does). */
+ * may shrink (dump_map_read does). */
 int dump_from_image(struct dump *d, const void *base, uint64_t size, int state,
                     char *why, size_t whylen);
+
+/* Frees the working memory of a dump_from_image that a SIGBUS cut short
+ * (its caller jumped out of it); the dump itself is then freed with
+ * dump_free. Harmless when no call was cut short. */
+void dump_image_abandon(void);
 
 /* Parses a JSON document written by dump_write_json. Every key of the
  * schema must be there: a document that lacks one, or holds one of the
