@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "debug.h"
 #include "fmt.h"
 #include "log.h"
 #include "seg.h"
@@ -261,6 +262,11 @@ static void map_regions(void)
     filter = (uint8_t *)(b + geo.off_filter);
     track_mask = geo.track_cap - 1;
     ev_mask = (geo.events_cap & (geo.events_cap - 1)) == 0 ? geo.events_cap - 1 : 0;
+    /* track_mask indexes the table; track.c counts its live entries in
+     * groups sized for the default; filter_idx hashes to SEG_FILTER_BITS */
+    SHIM_ASSERT(geo.track_cap != 0 && (geo.track_cap & track_mask) == 0 &&
+                geo.track_cap <= SEG_TRACK_DEFAULT);
+    SHIM_ASSERT(geo.filter_bits == SEG_FILTER_BITS);
 }
 
 const char *record_path(void)

@@ -142,6 +142,16 @@ struct rec_thread {
 };
 extern __thread struct rec_thread rt __attribute__((tls_model("initial-exec")));
 
+/* Whether this process's segment was inherited at fork: copied while the
+ * parent's threads went on writing it (lifecycle.c), so that a sequence
+ * number may be caught odd, or an entry of the tracked table in a state its
+ * group count does not know. For the assertions (debug.h) that hold only
+ * in a segment that the process wrote alone from the start. */
+static inline int rec_inherited(void)
+{
+    return (__atomic_load_n(&seg->flags, __ATOMIC_RELAXED) & SEG_F_INHERITED) != 0;
+}
+
 /* ---- Clocks and ids (clock.c) ---- */
 
 static inline uint64_t clock_ns(clockid_t id)

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "debug.h"
 #include "seg.h"
 #include "sizeclass.h"
 #include "stack.h"
@@ -209,6 +210,7 @@ static inline void count_alloc(struct seg_counters *cls, unsigned c, size_t req,
                                int is_realloc)
 {
     struct seg_counters *k = &cls[c];
+    SHIM_ASSERT(c < SIZECLASS_COUNT);
     if (unlikely(cls == overflow->cls)) {
         __atomic_fetch_add(&k->allocs, 1, __ATOMIC_RELAXED);
         __atomic_fetch_add(&k->reallocs, (uint64_t)is_realloc, __ATOMIC_RELAXED);
@@ -226,6 +228,7 @@ static inline void count_alloc(struct seg_counters *cls, unsigned c, size_t req,
 static inline void count_free(struct seg_counters *cls, unsigned c, size_t usable)
 {
     struct seg_counters *k = &cls[c];
+    SHIM_ASSERT(c < SIZECLASS_COUNT);
     if (unlikely(cls == overflow->cls)) {
         __atomic_fetch_add(&k->frees, 1, __ATOMIC_RELAXED);
         __atomic_fetch_add(&k->usable_free, usable, __ATOMIC_RELAXED);
@@ -352,6 +355,8 @@ static void uncount(size_t n)
 {
     size_t off;
     size_t u = uc_of(n, &off);
+    /* the counters that counted it: the thread's own, still */
+    SHIM_ASSERT(rt.cls != NULL);
     struct seg_counters *k = (struct seg_counters *)((char *)rt.cls + off);
     own_add(&k->allocs, (uint64_t)-1);
     own_add(&k->usable_alloc, (uint64_t)0 - u);
@@ -398,6 +403,8 @@ pthread_key_t slot_key;
 void fold_locked(uint64_t *src, size_t words, uint32_t *state)
 {
     uint64_t *dst = (uint64_t *)retired->cls;
+    /* even: no other fold is half done (fold_lock; fork takes it too) */
+    SHIM_ASSERT(((retired->seq & 1) == 0 || rec_inherited()) && words <= SLOT_WORDS);
     __atomic_store_n(&retired->seq, retired->seq + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     for (size_t k = 0; k < words; k++) {
@@ -417,6 +424,7 @@ void slot_exit(void *arg)
     struct seg_slot *s = rt.slot;
     uint32_t cs = rt.cslot;
     (void)arg;
+    SHIM_ASSERT((s == NULL || (size_t)(s - slots) < geo.nslots) && cs <= geo.ncslots);
     sampler_stop_if_last();
     stack_thread_exit();
     rt.state = T_DEAD;
@@ -462,11 +470,13 @@ struct seg_counters *slot_slow(void)
     __atomic_fetch_add(&seg->threads_seen, 1, __ATOMIC_RELAXED);
     long i = claim(&slots[0].state, sizeof *slots, geo.nslots);
     if (i >= 0) {
+        SHIM_ASSERT((uint64_t)i < geo.nslots);
         slots[i].tid = my_tid();
         rt.slot = &slots[i];
         rt.trk = slots[i].trk;
         rt.cls = slots[i].cls;
     } else if (geo.ncslots && (i = claim(&cstates[0].state, sizeof *cstates, geo.ncslots)) >= 0) {
+        SHIM_ASSERT((uint64_t)i < geo.ncslots);
         cstates[i].tid = my_tid();
         /* Readers look this far before the thread's first count. */
         uint64_t high = __atomic_load_n(&seg->cslots_high, __ATOMIC_RELAXED);
@@ -474,6 +484,7 @@ struct seg_counters *slot_slow(void)
                !__atomic_compare_exchange_n(&seg->cslots_high, &high, (uint64_t)i + 1, 0,
                                             __ATOMIC_RELEASE, __ATOMIC_RELAXED))
             ;
+        SHIM_ASSERT(__atomic_load_n(&seg->cslots_high, __ATOMIC_RELAXED) <= geo.ncslots);
         rt.cslot = (uint32_t)i + 1;
         rt.trk = overflow->trk;
         rt.cls = cslots[i].cls;
@@ -518,8 +529,12 @@ static struct backend_ops rec_ops;
 
 const struct backend_ops *rec_ops_init(const struct backend_ops *backend)
 {
-    for (size_t i = 0; i < sizeof koff_by16 / sizeof koff_by16[0]; i++)
+    /* the hot path's classes come from this table (and uc_for, from
+     * sizeclass_of, which clamps): each must index a thread's counters */
+    for (size_t i = 0; i < sizeof koff_by16 / sizeof koff_by16[0]; i++) {
+        SHIM_ASSERT(sizeclass_by16[i] < SIZECLASS_COUNT);
         koff_by16[i] = (uint16_t)KOFF(sizeclass_by16[i]);
+    }
     hot.malloc = backend->malloc;
     hot.free = backend->free;
     hot.usable = backend->usable_live;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <linux/futex.h>
 
+#include "debug.h"
 #include "log.h"
 #include "seg.h"
 #include "segread.h"
@@ -147,6 +148,9 @@ static void sample_once(void)
     table_scan(age_add, &ctx);
 
     pthread_mutex_lock(&sampler_mu);
+    /* the sampler is the one writer of ages and the series, under
+     * sampler_mu (fork takes it): every write before is whole */
+    SHIM_ASSERT((ages->seq & 1) == 0 || rec_inherited());
     __atomic_store_n(&ages->seq, ages->seq + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     ages->at_ns = now_mono;
@@ -156,6 +160,7 @@ static void sample_once(void)
 
     uint64_t n = series->head;
     struct seg_sample *dst = &samples[n % geo.series_cap];
+    SHIM_ASSERT((dst->seq & 1) == 0 || rec_inherited());
     __atomic_store_n(&dst->seq, dst->seq + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     smp.seq = dst->seq;

@@ -44,6 +44,7 @@
 #include <unistd.h>
 #include <unwind.h>
 
+#include "debug.h"
 #include "fmt.h"
 #include "log.h"
 
@@ -164,7 +165,10 @@ static uint64_t frames_hash(const uint64_t *f, uint32_t n)
 static uint32_t intern(const uint64_t *f, uint32_t n, uint64_t h)
 {
     uint32_t i = (uint32_t)((h >> 32) % cap);
+    /* an entry holds `depth` frames (its stride) */
+    SHIM_ASSERT(n >= 1 && n <= depth);
     for (uint32_t k = 0; k < SEG_STACK_PROBE; k++, i = i + 1 == cap ? 0 : i + 1) {
+        SHIM_ASSERT(i < cap);
         struct seg_stack *e = entry(i);
         uint64_t eh = __atomic_load_n(&e->hash, __ATOMIC_ACQUIRE);
         if (eh == 0) {
@@ -175,7 +179,11 @@ static uint32_t intern(const uint64_t *f, uint32_t n, uint64_t h)
                     __atomic_store_n(&dst[j], f[j], __ATOMIC_RELAXED);
                 __atomic_store_n(&e->depth, n, __ATOMIC_RELAXED);
                 __atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
-                __atomic_fetch_add(&head->used, 1, __ATOMIC_RELAXED);
+                /* each entry is claimed once (its hash is never cleared);
+                 * not so in a fork child's copy (lifecycle.c), which may
+                 * count an entry that it then claims again */
+                uint64_t used = __atomic_fetch_add(&head->used, 1, __ATOMIC_RELAXED);
+                SHIM_ASSERT(used < cap || (seg_hdr->flags & SEG_F_INHERITED));
                 return i + 1;
             }
             /* lost the race: eh now holds the winner's hash */
@@ -426,7 +434,8 @@ static int (*pick(int (*fn)(void **, int)))(void **, int)
 void stack_thread_exit(void)
 {
     if (on_fast == 1) {
-        __atomic_fetch_sub(&fast_used, 1, __ATOMIC_RELAXED);
+        unsigned held = __atomic_fetch_sub(&fast_used, 1, __ATOMIC_RELAXED);
+        SHIM_ASSERT(held > 0);   /* this thread's place among them */
         if (head != NULL)
             __atomic_fetch_sub(&head->fast_threads, 1, __ATOMIC_RELAXED);
     }

@@ -7,6 +7,7 @@
 
 #include <math.h>
 
+#include "debug.h"
 #include "seg.h"
 #include "sizeclass.h"
 #include "stack.h"
@@ -75,6 +76,8 @@ static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, ui
                         const uint32_t *stack, uint32_t tid)
 {
     uint32_t i = (uint32_t)(h >> 32);
+    /* 0 and 1 mark an entry never used and one freed */
+    SHIM_ASSERT((uintptr_t)p > 1);
     for (uint32_t k = 0; k < SEG_TRACK_PROBE; k++) {
         struct seg_track *e = &table[(i + k) & track_mask];
         uint64_t a = __atomic_load_n(&e->addr, __ATOMIC_RELAXED);
@@ -126,6 +129,7 @@ static inline __attribute__((always_inline)) void event_push(uint32_t kind, cons
         rt.ev_next = __atomic_fetch_add(&events->head, 16, __ATOMIC_RELAXED);
         rt.ev_end = rt.ev_next + 16;
     }
+    SHIM_ASSERT(rt.ev_next < rt.ev_end);
     uint64_t n = rt.ev_next++;
     struct seg_event *e = &evs[ev_mask ? n & ev_mask : n % geo.events_cap];
     __atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
@@ -216,6 +220,7 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
 __attribute__((noinline))
 void *maybe_track(void *p, size_t req, size_t usable, unsigned c)
 {
+    SHIM_ASSERT(c < SIZECLASS_COUNT);
     if (unlikely(rt.rng == 0)) {
         /* First draw of this thread: seed, then count this allocation. */
         rt.rng = seed_thread();
@@ -236,14 +241,18 @@ static inline int untrack_found(const void *p, uint64_t h, struct seg_track *out
         return 0;   /* the filter's false positive */
     out->addr = (uint64_t)(uintptr_t)p;
     out->alloc_ns = __atomic_load_n(&e->alloc_ns, __ATOMIC_ACQUIRE);
+    /* published (table_insert) before malloc handed the block out */
+    SHIM_ASSERT(out->alloc_ns != 0 || rec_inherited());
     out->req = __atomic_load_n(&e->req, __ATOMIC_RELAXED);
     out->usable = __atomic_load_n(&e->usable, __ATOMIC_RELAXED);
     out->stack = __atomic_load_n(&e->stack, __ATOMIC_RELAXED);
     out->tid = __atomic_load_n(&e->tid, __ATOMIC_RELAXED);
     __atomic_store_n(&e->alloc_ns, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&e->addr, 1, __ATOMIC_RELEASE);
-    __atomic_fetch_sub(&group_live[(uint32_t)(e - table) >> TRACK_GROUP_SHIFT], 1,
-                       __ATOMIC_RELAXED);
+    /* the entry was counted in its group when it was claimed */
+    uint32_t live = __atomic_fetch_sub(&group_live[(uint32_t)(e - table) >> TRACK_GROUP_SHIFT],
+                                       1, __ATOMIC_RELAXED);
+    SHIM_ASSERT(live > 0 || rec_inherited());
     filter_dec(p);
     return 1;
 }
@@ -310,6 +319,7 @@ void untrack_free(const void *p)
 void table_scan(void (*fn)(struct seg_track *e, void *ctx), void *ctx)
 {
     uint32_t n = (track_mask >> TRACK_GROUP_SHIFT) + 1;
+    SHIM_ASSERT(n <= sizeof group_live / sizeof group_live[0]);
     for (uint32_t g = 0; g < n; g++) {
         if (__atomic_load_n(&group_live[g], __ATOMIC_RELAXED) == 0)
             continue;
