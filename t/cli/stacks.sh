@@ -16,7 +16,7 @@ export NO_COLOR=1
 
 wait_for() {
     i=0
-    while [ ! -e "$1" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    while [ ! -e "$1" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
     [ -e "$1" ]
 }
 
@@ -232,7 +232,7 @@ MALLOCSHIM_CONF="sample:1,stacks:16,shm_dir:$TMP/shm" LD_PRELOAD="$SHIM" \
     "$TOP_BUILDDIR/tools/bcsim" --threads=8 --cache=8M --duration=2 --hold=30 >"$TMP/bc.out" 2>&1 &
 bcpid=$!
 i=0
-while ! grep -q "^peak/live" "$TMP/bc.out" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+while ! grep -q "^peak/live" "$TMP/bc.out" && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
 check "$SD" --dir "$TMP/shm" --json "$bcpid" && cp "$TMP/out" "$TMP/bc.json" && python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))

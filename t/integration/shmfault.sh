@@ -15,7 +15,7 @@ start() {
         "$T/shmfault" "$1" 8 >"$1/out" 2>"$1/err" &
     pid=$!
     w=0
-    while [ ! -e "$1/ready" ] && kill -0 $pid 2>/dev/null && [ $w -lt 1500 ]; do
+    while [ ! -e "$1/ready" ] && kill -0 $pid 2>/dev/null && [ $w -lt 6000 ]; do
         sleep 0.02
         w=$((w + 1))
     done
@@ -45,7 +45,7 @@ for b in $(backends); do
         ok $? "$what: the program started"
         copy="$TMP/shm/mallocshim.$pid"
         w=0   # named at the first tracked allocation
-        while [ ! -e "$copy" ] && [ $w -lt 1500 ]; do sleep 0.02; w=$((w + 1)); done
+        while [ ! -e "$copy" ] && [ $w -lt 6000 ]; do sleep 0.02; w=$((w + 1)); done
         size=$(stat -c %s "$copy" 2>/dev/null)
         truncate -s 4096 "$copy"
         live=$(ls -l "/proc/$pid/fd" 2>/dev/null | sed -n 's|.* \([0-9]*\) -> /memfd:mallocshim.*|\1|p')
@@ -53,7 +53,7 @@ for b in $(backends); do
         ok $? "$what: the live segment (fd ${live:-none}) cannot be truncated"
         touch "$d/go"
         w=0
-        while [ "$(stat -c %s "$copy" 2>/dev/null)" != "$size" ] && [ $w -lt 1500 ]; do
+        while [ "$(stat -c %s "$copy" 2>/dev/null)" != "$size" ] && [ $w -lt 6000 ]; do
             sleep 0.02
             w=$((w + 1))
         done
@@ -84,7 +84,7 @@ for b in $(backends); do
         ok $? "$what: full tmpfs: the program started"
         touch "$d/go"
         w=0   # until a write of the copy has failed (the sampler's first pass)
-        while ! grep -q 'cannot write' "$d/err" && [ $w -lt 1500 ]; do sleep 0.02; w=$((w + 1)); done
+        while ! grep -q 'cannot write' "$d/err" && [ $w -lt 6000 ]; do sleep 0.02; w=$((w + 1)); done
         finish "$d"
         rc=$?
         [ $rc -eq 0 ] || { echo "# exit status $rc (135: SIGBUS)"; diag "$d/err"; }
@@ -98,7 +98,7 @@ for b in $(backends); do
         start "$d" "$small" "$b" "$conf"
         touch "$d/go"
         w=0   # until a write of the copy has failed
-        while ! grep -q 'cannot write' "$d/err" && [ $w -lt 1500 ]; do sleep 0.02; w=$((w + 1)); done
+        while ! grep -q 'cannot write' "$d/err" && [ $w -lt 6000 ]; do sleep 0.02; w=$((w + 1)); done
         kill -KILL $pid
         wait $pid 2>/dev/null
         "$TOP_BUILDDIR/tools/shimdump" --dir "$small" --json "$pid" >"$d/json" 2>"$d/dumperr" &&
