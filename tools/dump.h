@@ -183,6 +183,10 @@ void dump_free(struct dump *d);
  * so that text from a segment cannot move the terminal's cursor. */
 void dump_clean_text(char *dst, size_t cap, const char *s, size_t n);
 
+/* Writes a one-line reason into why[len] (nothing when why is NULL or len
+ * 0), for the readers' error returns. */
+void dump_why(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* The backend's name by its id (enum seg_backend_id); "" for another id. */
 const char *dump_be_name(int backend_id);
 

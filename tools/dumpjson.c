@@ -1127,19 +1127,19 @@ int dump_from_json(struct dump *d, const char *text, size_t len, char *why, size
             fail(&j, "trailing text after the JSON value");
     }
     if (j.err) {
-        snprintf(why, whylen, "not a shimdump JSON snapshot: %s at byte %zu", j.err,
+        dump_why(why, whylen, "not a shimdump JSON snapshot: %s at byte %zu", j.err,
                  (size_t)(j.at - text));
         jfree(&root);
         return DX_CORRUPT;
     }
     v = jget(&root, "format_version");
     if (root.type != J_OBJ || !v || v->type != J_NUM) {
-        snprintf(why, whylen, "not a shimdump JSON snapshot: no format_version");
+        dump_why(why, whylen, "not a shimdump JSON snapshot: no format_version");
         jfree(&root);
         return DX_CORRUPT;
     }
     if (!v->isint || v->u != DUMP_JSON_VERSION) {
-        snprintf(why, whylen, "JSON format_version %llu; this shimdump reads version %d",
+        dump_why(why, whylen, "JSON format_version %llu; this shimdump reads version %d",
                  v->isint ? (unsigned long long)v->u : 0ull, DUMP_JSON_VERSION);
         jfree(&root);
         return DX_VERSION;
@@ -1147,13 +1147,13 @@ int dump_from_json(struct dump *d, const char *text, size_t len, char *why, size
     d->json_version = (int)v->u;
     d->saved = 1;
     if (jroot(&r, &root, d) != 0) {
-        snprintf(why, whylen, "out of memory");
+        dump_why(why, whylen, "out of memory");
         rc = DX_SYS;
     } else if (r.missing) {   /* first: a missing key can make others look wrong */
-        snprintf(why, whylen, "corrupt JSON snapshot: no \"%s\" field", r.missing);
+        dump_why(why, whylen, "corrupt JSON snapshot: no \"%s\" field", r.missing);
         rc = DX_CORRUPT;
     } else if (r.bad) {
-        snprintf(why, whylen, "corrupt JSON snapshot: field \"%s\" has the wrong type or value",
+        dump_why(why, whylen, "corrupt JSON snapshot: field \"%s\" has the wrong type or value",
                  r.bad);
         rc = DX_CORRUPT;
     }

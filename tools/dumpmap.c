@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,18 +19,6 @@
 
 /* The largest JSON file read. */
 #define DUMP_JSON_MAX (64u << 20)
-
-static void why_set(char *why, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void why_set(char *why, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    if (!why || !len)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(why, len, fmt, ap);
-    va_end(ap);
-}
 
 static uint64_t ld(const uint64_t *p)
 {
@@ -80,30 +67,30 @@ int dump_map_fd(struct dump_map *m, int fd, const char *label, char *why, size_t
     memset(m, 0, sizeof *m);
     snprintf(m->label, sizeof m->label, "%s", label);
     if (fstat(fd, &st) != 0) {
-        why_set(why, whylen, "%s", strerror(errno));
+        dump_why(why, whylen, "%s", strerror(errno));
         return DX_SYS;
     }
     if (!S_ISREG(st.st_mode)) {
-        why_set(why, whylen, "not a regular file");
+        dump_why(why, whylen, "not a regular file");
         return DX_CORRUPT;
     }
     if (st.st_size == 0) {
-        why_set(why, whylen, "empty file");
+        dump_why(why, whylen, "empty file");
         return DX_CORRUPT;
     }
     if (pread(fd, &first, 1, 0) != 1) {
-        why_set(why, whylen, "%s", strerror(errno ? errno : EIO));
+        dump_why(why, whylen, "%s", strerror(errno ? errno : EIO));
         return DX_SYS;
     }
     if (first == '{' || first == ' ' || first == '\n' || first == '\t' || first == '\r') {
         size_t got = 0;
         if ((uint64_t)st.st_size > DUMP_JSON_MAX) {
-            why_set(why, whylen, "a %llu-byte file is too large for a JSON snapshot",
+            dump_why(why, whylen, "a %llu-byte file is too large for a JSON snapshot",
                     (unsigned long long)st.st_size);
             return DX_CORRUPT;
         }
         if (!(m->json = malloc((size_t)st.st_size + 1))) {
-            why_set(why, whylen, "out of memory");
+            dump_why(why, whylen, "out of memory");
             return DX_SYS;
         }
         while (got < (size_t)st.st_size) {
@@ -122,7 +109,7 @@ int dump_map_fd(struct dump_map *m, int fd, const char *label, char *why, size_t
     m->base = mmap(NULL, m->size, PROT_READ, MAP_SHARED, fd, 0);
     if (m->base == MAP_FAILED) {
         m->base = NULL;
-        why_set(why, whylen, "cannot map it: %s", strerror(errno));
+        dump_why(why, whylen, "cannot map it: %s", strerror(errno));
         return DX_SYS;
     }
     return DX_OK;
@@ -171,7 +158,7 @@ int dump_map_read(const struct dump_map *m, struct dump *d, int state, char *why
     if (rc == -1) {
         dump_image_abandon();
         dump_free(d);
-        why_set(why, whylen, "truncated segment: the file shrank while it was read (or its file system is full)");
+        dump_why(why, whylen, "truncated segment: the file shrank while it was read (or its file system is full)");
         return DX_CORRUPT;
     }
     snprintf(d->source, sizeof d->source, "%s", m->label);

@@ -19,9 +19,7 @@
 /* The most stacks a dump keeps. */
 #define DUMP_STACKS_MAX 65536u
 
-static void why_set(char *why, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void why_set(char *why, size_t len, const char *fmt, ...)
+void dump_why(char *why, size_t len, const char *fmt, ...)
 {
     va_list ap;
     if (!why || !len)
@@ -421,27 +419,27 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
     memcpy(&h, base, size < sizeof h ? (size_t)size : sizeof h);
     rc = seg_validate(&h, size, &version);
     if (rc == EPROTO && h.magic == SEG_MAGIC) {
-        why_set(why, whylen, "segment format version %u; this shimdump reads version %u",
+        dump_why(why, whylen, "segment format version %u; this shimdump reads version %u",
                 version, SEG_VERSION);
         return DX_VERSION;
     }
     if (rc == EPROTO) {
-        why_set(why, whylen, "not a mallocshim segment (bad magic number)");
+        dump_why(why, whylen, "not a mallocshim segment (bad magic number)");
         return DX_CORRUPT;
     }
     if (rc != 0) {
         if (size >= sizeof h && h.total_size > size)
-            why_set(why, whylen, "truncated segment: %llu bytes of %llu",
+            dump_why(why, whylen, "truncated segment: %llu bytes of %llu",
                     (unsigned long long)size, (unsigned long long)h.total_size);
         else
-            why_set(why, whylen, "corrupt segment: its header's sizes and offsets do not agree");
+            dump_why(why, whylen, "corrupt segment: its header's sizes and offsets do not agree");
         return DX_CORRUPT;
     }
     /* The backend's figures are named by its id, and a saved snapshot
      * names the backend by its name: the two must agree. */
     if (h.backend > 2 || strncmp(h.backend_name, dump_be_name((int)h.backend),
                                  sizeof h.backend_name) != 0) {
-        why_set(why, whylen, "corrupt segment: backend id %u does not match its name",
+        dump_why(why, whylen, "corrupt segment: backend id %u does not match its name",
                 (unsigned)h.backend);
         return DX_CORRUPT;
     }
