@@ -49,6 +49,19 @@ backends() {
     return 0
 }
 
+# snapshot_after DIR PID NS OUT: `shimdump --json` of PID (segments in DIR)
+# into OUT, once a sampler pass stamped after NS (CLOCK_REALTIME ns) has
+# run: however late it comes, with a hang guard of 60 s.
+snapshot_after() {
+    _i=0
+    while "$TOP_BUILDDIR/tools/shimdump" --dir "$1" --json "$2" >"$4" 2>"$TMP/err" &&
+        [ "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["heartbeat_ns"])' "$4")" -le "$3" ] &&
+        [ $_i -lt 600 ]; do
+        _i=$((_i + 1))
+        sleep 0.1
+    done
+}
+
 # shim BACKEND CMD...: run CMD with the shim on BACKEND (and any extra
 # pairs in EXTRA_CONF).
 shim() {

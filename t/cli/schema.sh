@@ -70,14 +70,7 @@ for b in $(backends); do
     pid=$!
     wait_for "$d/base" && touch "$d/go" && wait_for "$d/ready"
     # The first sampler pass after the pattern: a series entry, and ages.
-    done_ns=$(sed -n 's/^done //p' "$d/ready")
-    i=0
-    while "$SD" --dir "$d/shm" --json "$pid" >"$d/snap.json" 2>"$TMP/err" &&
-        [ "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["heartbeat_ns"])' "$d/snap.json")" -le "$done_ns" ] &&
-        [ $i -lt 600 ]; do
-        i=$((i + 1))
-        sleep 0.1
-    done
+    snapshot_after "$d/shm" "$pid" "$(sed -n 's/^done //p' "$d/ready")" "$d/snap.json"
     touch "$d/stop"
     wait $pid
     check python3 "$TMP/keys.py" "$d/snap.json"

@@ -98,14 +98,7 @@ for b in $(backends); do
     # The ages are the sampler's, once a second: wait for its first pass
     # stamped after the pattern was done (a hang guard of 60 s, no bound on
     # how late it may come within that), then check once.
-    done_ns=$(sed -n 's/^done //p' "$d/ready")
-    tries=0
-    while "$SD" --dir "$d/shm" --json "$pid" >"$d/ready.json" 2>"$TMP/err" &&
-        [ "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["heartbeat_ns"])' "$d/ready.json")" -le "$done_ns" ] &&
-        [ $tries -lt 600 ]; do
-        tries=$((tries + 1))
-        sleep 0.1
-    done
+    snapshot_after "$d/shm" "$pid" "$(sed -n 's/^done //p' "$d/ready")" "$d/ready.json"
     check python3 "$TMP/check.py" "$d/base.json" "$d/ready.json" "$d/ready"
     ok $? "$b: --json shows the known pattern exactly: counts, live bytes, lifetimes within the program's own bounds, ages"
 
