@@ -164,6 +164,15 @@ static void fork_child_segment(void)
     seg->heartbeat_ns = 0;
     seg->flags |= SEG_F_INHERITED;
     seg->live_fd = live_fd;
+    /* The copy was made while the parent's threads went on writing: a
+     * seqlock caught mid-write holds an odd sequence, which our own first
+     * write would turn even while writing and odd after, for good (every
+     * reader would then wait on it). Even again; what it guards is as
+     * approximate as the rest of an inherited segment. */
+    retired->seq &= ~(uint64_t)1;
+    ages->seq &= ~(uint64_t)1;
+    for (uint64_t i = 0; i < geo.series_cap; i++)
+        samples[i].seq &= ~(uint64_t)1;
     /* Every counter slot, not only below cslots_high: a thread may have
      * claimed one and not yet raised it when the parent forked. And the
      * count of slots in use anew, for the same reason. */
