@@ -123,13 +123,15 @@ static inline __attribute__((always_inline)) void event_push(uint32_t kind, cons
     /* Numbers are claimed 16 at a time, so that the shared head is written
      * once per 16 events of a thread, not once per event. */
     /* A claim left unused while the ring went half round (a thread that
-     * rarely tracks) is dropped: its cells now belong to newer events. */
-    if (rt.ev_next == rt.ev_end ||
+     * rarely tracks) is dropped: its cells now belong to newer events.
+     * ">=": a signal handler's tracked call between this test and the
+     * increment below can use the claim's last number, and this one then
+     * takes one past it; the next event must claim anew, not run on. */
+    if (rt.ev_next >= rt.ev_end ||
         __atomic_load_n(&events->head, __ATOMIC_RELAXED) - rt.ev_next >= geo.events_cap / 2) {
         rt.ev_next = __atomic_fetch_add(&events->head, 16, __ATOMIC_RELAXED);
         rt.ev_end = rt.ev_next + 16;
     }
-    SHIM_ASSERT(rt.ev_next < rt.ev_end);
     uint64_t n = rt.ev_next++;
     struct seg_event *e = &evs[ev_mask ? n & ev_mask : n % geo.events_cap];
     __atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
