@@ -19,7 +19,8 @@
  * bounds the values it builds, so a hostile file costs about 37 bytes of
  * memory per input byte (32 MiB of "0," took 1.2 GB and 7.2 s in json-c,
  * 657 MB in jansson; 64 MiB is the largest file shimdump reads), where this
- * parser stops at J_NODES_MAX values (253 MB, 1.8 s, exit 5). A day of 1 s
+ * parser stops at J_NODES_MAX values (at 6M: 363 MB for those 32 MiB, 396
+ * MB for 64 MiB, exit 5; 253 MB at the 4M it had first). A day of 1 s
  * samples (86,400, 42 MB) reads in 1.5 s and 212 MB here, 1.8 s and 374 MB
  * with json-c. */
 #include "config.h"
@@ -208,10 +209,11 @@ void dump_write_json_schema(FILE *f)
 
 /* ---- Writing ---- */
 
-static void jstr(FILE *f, const char *s)
+/* s as a JSON string, up to its NUL or n bytes. */
+static void jstrn(FILE *f, const char *s, size_t n)
 {
     fputc('"', f);
-    for (; *s; s++) {
+    for (const char *end = s + n; s < end && *s; s++) {
         unsigned char ch = (unsigned char)*s;
         if (ch == '"' || ch == '\\')
             fprintf(f, "\\%c", ch);
@@ -221,6 +223,11 @@ static void jstr(FILE *f, const char *s)
             fputc(ch, f);
     }
     fputc('"', f);
+}
+
+static void jstr(FILE *f, const char *s)
+{
+    jstrn(f, s, strlen(s));
 }
 
 /* The fields of table t from base, "key": value, separated by ", ";
@@ -244,14 +251,9 @@ static void jfields(FILE *f, const struct jfield *t, size_t n, const void *base,
             fputs(*(const int *)p ? "false" : "true", f);
             break;
         case JK_TEXT:
-        case JK_PATH: {
-            char s[1024];
-            size_t k = t[i].cap < sizeof s ? t[i].cap : sizeof s;
-            memcpy(s, p, k);
-            s[k - 1] = '\0';
-            jstr(f, s);
+        case JK_PATH:
+            jstrn(f, p, t[i].cap);
             break;
-        }
         }
     }
 }
@@ -475,9 +477,11 @@ struct jv {
 #define J_DEPTH_MAX 16
 #define J_STR_MAX 4096
 
-/* A full snapshot (85 classes x 42 buckets, a day of samples) has about
- * 2M values; more is not ours, and would only cost memory. */
-#define J_NODES_MAX 4000000
+/* The most values a snapshot of ours can hold: 85 classes of 95 values, a
+ * day of samples (86,400 of up to 18), and a full stack table (4096
+ * stacks of 7 + 3 x 42 x 2 values and 64 frames of 6): about 4.5M. More is
+ * not ours, and would only cost memory (72 bytes a value here). */
+#define J_NODES_MAX 6000000
 
 struct jp {
     const char *p, *end;
@@ -776,9 +780,17 @@ static void jbad(struct jread *r, const char *key)
         r->bad = key;
 }
 
-/* The value of key in object o; NULL (noted) when o is no object or lacks it. */
+/* The value of key in object o; NULL when o lacks it (noted as missing),
+ * when o is not an object (noted as of the wrong type, under this key), or
+ * when there is no o (already noted by whoever looked for it). */
 static const struct jv *jneed(struct jread *r, const struct jv *o, const char *key)
 {
+    if (!o)
+        return NULL;
+    if (o->type != J_OBJ) {
+        jbad(r, key);
+        return NULL;
+    }
     const struct jv *v = jget(o, key);
     if (!v && !r->missing)
         r->missing = key;
@@ -906,9 +918,12 @@ static void jhist_as(struct jread *r, const struct jv *o, const char *name, cons
         int have;
         uint64_t le = ju_null(r, &a->kid[i], hist_bound, &have);
         unsigned b = LIFEBUCKET_LAST;
-        if (have)   /* the bucket whose bound this is */
+        if (have) {   /* the bucket whose bound this is */
             for (b = 0; b < LIFEBUCKET_LAST && lifebucket_max_ns(b) < le; b++)
                 ;
+            if (b == LIFEBUCKET_LAST || lifebucket_max_ns(b) != le)
+                jbad(r, hist_bound);
+        }
         out[b] += ju(r, &a->kid[i], what);
     }
 }
@@ -1050,10 +1065,18 @@ static int jroot(struct jread *r, const struct jv *root, struct dump *d)
 
     jstr_of(r, root, "tool", 0);
     jfields_read(r, root, root_fields, NFIELDS(root_fields), d);
-    d->state = (w = jstr_of(r, root, "state", 0)) ? state_parse(w) : DS_UNKNOWN;
-    for (d->backend_id = 2; d->backend_id > 0; d->backend_id--)
+    if ((w = jstr_of(r, root, "state", 0)) != NULL) {
+        d->state = state_parse(w);
+        if (d->state == DS_UNKNOWN && strcmp(w, state_name(DS_UNKNOWN)) != 0)
+            jbad(r, "state");
+    }
+    for (d->backend_id = 2; d->backend_id >= 0; d->backend_id--)
         if (!strcmp(d->backend, dump_be_name(d->backend_id)))
-            break;   /* glibc unless another name matches */
+            break;
+    if (d->backend_id < 0) {   /* its figures are named by the backend */
+        jbad(r, "backend");
+        d->backend_id = SEG_BACKEND_GLIBC;
+    }
     v = jobj(r, root, "sampling");
     jfields_read(r, v, sampling_fields, NFIELDS(sampling_fields), d);
     if ((w = jstr_of(r, v, "live_bytes", 0)) != NULL) {
