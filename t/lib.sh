@@ -51,12 +51,22 @@ backends() {
 
 # snapshot_after DIR PID NS OUT: `shimdump --json` of PID (segments in DIR)
 # into OUT, once a sampler pass stamped after NS (CLOCK_REALTIME ns) has
-# run: however late it comes, with a hang guard of 60 s.
+# run: however late it comes, with a hang guard of 60 s. Fails, saying why,
+# when shimdump does or no such pass came.
 snapshot_after() {
     _i=0
-    while "$TOP_BUILDDIR/tools/shimdump" --dir "$1" --json "$2" >"$4" 2>"$TMP/err" &&
-        [ "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["heartbeat_ns"])' "$4")" -le "$3" ] &&
-        [ $_i -lt 600 ]; do
+    while :; do
+        if ! "$TOP_BUILDDIR/tools/shimdump" --dir "$1" --json "$2" >"$4" 2>"$TMP/err"; then
+            echo "# snapshot_after: shimdump --json $2 failed" >&2
+            diag "$TMP/err" </dev/null
+            return 1
+        fi
+        [ "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["heartbeat_ns"])' "$4")" -gt "$3" ] &&
+            return 0
+        if [ $_i -ge 600 ]; then
+            echo "# snapshot_after: no sampler pass of $2 after $3 in 60 s" >&2
+            return 1
+        fi
         _i=$((_i + 1))
         sleep 0.1
     done

@@ -15,11 +15,14 @@ wait_for() {
     [ -e "$1" ]
 }
 
-# wait_named DIR PID COMM: until the segment of PID in DIR is COMM's (an
-# exec'ed image's replaces the shell's), up to 60 s.
+# wait_named DIR PID COMM: until the segment file DIR/mallocshim.PID is
+# there and COMM's (an exec'ed image's replaces the shell's), up to 60 s.
+# By its path: `shimdump --dir DIR PID` would read the live segment before
+# the file has its name.
 wait_named() {
     i=0
-    until "$SD" --dir "$1" "$2" 2>/dev/null | grep -q "^pid $2 ($3) "; do
+    until [ -e "$1/mallocshim.$2" ] &&
+        "$SD" "$1/mallocshim.$2" 2>/dev/null | grep -q "^pid $2 ($3) "; do
         [ $i -lt 600 ] || return 1
         sleep 0.1
         i=$((i + 1))
@@ -98,8 +101,8 @@ for b in $(backends); do
     # The ages are the sampler's, once a second: wait for its first pass
     # stamped after the pattern was done (a hang guard of 60 s, no bound on
     # how late it may come within that), then check once.
-    snapshot_after "$d/shm" "$pid" "$(sed -n 's/^done //p' "$d/ready")" "$d/ready.json"
-    check python3 "$TMP/check.py" "$d/base.json" "$d/ready.json" "$d/ready"
+    snapshot_after "$d/shm" "$pid" "$(sed -n 's/^done //p' "$d/ready")" "$d/ready.json" &&
+        check python3 "$TMP/check.py" "$d/base.json" "$d/ready.json" "$d/ready"
     ok $? "$b: --json shows the known pattern exactly: counts, live bytes, lifetimes within the program's own bounds, ages"
 
     check "$SD" --dir "$d/shm" "$pid"
@@ -131,7 +134,7 @@ for b in $(backends); do
          [ $i -lt 600 ]; do
          sleep 0.1; i=$((i + 1))
      done
-     printf q) | timeout 90 script -qec "$SD --dir $d/shm --watch=0.5 $pid" "$d/typescript" >/dev/null 2>&1
+     printf q) | timeout 90 script -fqec "$SD --dir $d/shm --watch=0.5 $pid" "$d/typescript" >/dev/null 2>&1
     rc=$?
     [ $rc -eq 0 ] && [ "$(grep -c 'WHERE THE MEMORY GOES' "$d/typescript")" -ge 3 ] &&
         grep -q "$(printf '\033\\[?1049l')" "$d/typescript" && grep -q 'rates over' "$d/typescript"
