@@ -36,6 +36,17 @@ static uint64_t rnd(void)
     return rng;
 }
 
+/* A seed's stream: splitmix64's finalizer, so that every seed gives its own
+ * (never 0, xorshift's fixed point). */
+static uint64_t seed_mix(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return x ? x : 1;
+}
+
 static uint64_t wild(void)
 {
     switch (rnd() % 6) {
@@ -178,7 +189,10 @@ static int load_corpus(const char *dir)
         corpus = c;
         c[ncorpus].n = fread(c[ncorpus].p, 1, (size_t)st.st_size, f);
         fclose(f);
-        ncorpus++;
+        if (c[ncorpus].n < 2)   /* shrank since fstat: no room to mutate */
+            free(c[ncorpus].p);
+        else
+            ncorpus++;
     }
     closedir(d);
     return ncorpus ? 0 : -1;
@@ -252,7 +266,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
             max_runs = atol(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-            rng = strtoull(argv[++i], NULL, 10) | 1;
+            rng = seed_mix(strtoull(argv[++i], NULL, 10));
         else if (!strcmp(argv[i], "--corpus") && i + 1 < argc) {
             if (load_corpus(argv[++i]) != 0) {
                 fprintf(stderr, "driver: %s: no corpus files\n", argv[i]);
