@@ -5,11 +5,12 @@
 #
 # The corpus is seeded from real segments: bcsim, sort and (when installed)
 # db_bench under each backend and several configurations, each saved as
-# its segment file, its live segment and its --json snapshot. A quarter of
-# the inputs are those files mutated (bytes flipped, 64-bit values made
-# wild, cut short); the rest are the driver's own (hostile bodies behind a
-# valid header, garbled JSON, raw bytes). Every input that parses goes
-# through every view and the JSON round trip, JSON(d) == JSON(read(JSON(d))).
+# its segment file, its live segment and its --json snapshot. Some inputs
+# are those files mutated (bytes flipped, 64-bit values made wild, cut
+# short): one in 8 a snapshot, one in 1024 a segment (a quarter second
+# each); the rest are the driver's own (hostile bodies behind a valid
+# header, garbled JSON, raw bytes). Every input that parses goes through
+# every view and the JSON round trip, JSON(d) == JSON(read(JSON(d))).
 #
 # The driver is built here with AddressSanitizer, UBSan (any report aborts)
 # and gcov; the work is split over the CPUs, a seed each. Run it from a
@@ -40,14 +41,17 @@ save() {
     n=$((n + 1))
 }
 
-# run NAME CONF CMD...: CMD under the shim for 2 s, saved while it runs,
-# then killed (its segment stays, as a crashed server's would).
+# run NAME CONF CMD...: CMD under the shim, saved 2 s after its segment
+# file appears (the sampler's first pass names it), then killed (its
+# segment stays, as a crashed server's would). CMD must run longer.
 run() {
     name=$1 conf=$2
     shift 2
     env MALLOCSHIM_CONF="$conf,shm_dir:$W/shm,counter_slots:0" LD_PRELOAD="$SHIM" "$@" \
         >/dev/null 2>&1 &
     pid=$!
+    i=0
+    while [ ! -e "$W/shm/mallocshim.$pid" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
     sleep 2
     save "$name" "$pid"
     kill -9 "$pid" 2>/dev/null || true
@@ -65,7 +69,8 @@ for b in $backends; do
         tag=$(printf '%s' "$b-$c" | tr ':,' '-_')
         run "bcsim-$tag" "backend:$b,$c" tools/bcsim --threads=4 --cache=16M --duration=30
     done
-    run "sort-$b" "backend:$b,series:60,interval_ms:50" sh -c "exec sort -S 64M $W/sort.in"
+    # sort reads the input and then a pipe held open: it cannot finish first
+    run "sort-$b" "backend:$b,series:60,interval_ms:50" sh -c "(cat $W/sort.in; sleep 60) | exec sort -S 64M"
     if command -v db_bench >/dev/null; then
         run "dbbench-$b" "backend:$b,series:60" db_bench --benchmarks=fillrandom --num=2000000 \
             --db="$W/db-$b" --threads=2 --statistics=0 --histogram=0
