@@ -69,8 +69,13 @@ for b in $backends; do
         tag=$(printf '%s' "$b-$c" | tr ':,' '-_')
         run "bcsim-$tag" "backend:$b,$c" tools/bcsim --threads=4 --cache=16M --duration=30
     done
-    # sort reads the input and then a pipe held open: it cannot finish first
-    run "sort-$b" "backend:$b,series:60,interval_ms:50" sh -c "(cat $W/sort.in; sleep 60) | exec sort -S 64M"
+    # sort reads its input from a FIFO held open: it cannot finish first
+    rm -f "$W/fifo" && mkfifo "$W/fifo"
+    (cat "$W/sort.in"; sleep 60) >"$W/fifo" &
+    feeder=$!
+    run "sort-$b" "backend:$b,series:60,interval_ms:50" sort -S 64M "$W/fifo"
+    kill "$feeder" 2>/dev/null || true
+    wait "$feeder" 2>/dev/null || true
     if command -v db_bench >/dev/null; then
         run "dbbench-$b" "backend:$b,series:60" db_bench --benchmarks=fillrandom --num=2000000 \
             --db="$W/db-$b" --threads=2 --statistics=0 --histogram=0
