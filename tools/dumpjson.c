@@ -879,8 +879,11 @@ static void jfields_read(struct jread *r, const struct jv *o, const struct jfiel
             break;
         case JK_TEXT:
         case JK_PATH:
-            if (!(s = jstr_of(r, o, t[i].key, 0)))
+            if (v->type != J_STR) {
+                jbad(r, t[i].key);
                 break;
+            }
+            s = v->s;
             if (t[i].kind == JK_TEXT)
                 dump_clean_text(p, t[i].cap, s, strlen(s));
             else
