@@ -49,6 +49,14 @@ backends() {
     return 0
 }
 
+# wait_for FILE [TENTHS]: until FILE exists, at most TENTHS tenths of a
+# second (600: a hang guard, not a bound on the machine).
+wait_for() {
+    _w=0
+    while [ ! -e "$1" ] && [ $_w -lt "${2:-600}" ]; do sleep 0.1; _w=$((_w + 1)); done
+    [ -e "$1" ]
+}
+
 # snapshot_after DIR PID NS OUT: `shimdump --json` of PID (segments in DIR)
 # into OUT, once a sampler pass stamped after NS (CLOCK_REALTIME ns) has
 # run: however late it comes, with a hang guard of 60 s. Fails, saying why,

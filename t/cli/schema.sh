@@ -12,12 +12,6 @@ SD="$TOP_BUILDDIR/tools/shimdump"
 check "$SD" --json-schema && cp "$TMP/out" "$TMP/schema"
 ok $? "--json-schema prints the schema ($(wc -l <"$TMP/schema") objects)"
 
-wait_for() {   # up to 60 s: a hang guard
-    i=0
-    while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
-    [ -e "$1" ]
-}
-
 # keys.py SNAPSHOT...: the keys each kind of object has in the snapshots,
 # in the schema's terms, one "name: key..." line per object, sorted.
 cat >"$TMP/keys.py" <<'PY'

@@ -8,13 +8,6 @@
 SD="$TOP_BUILDDIR/tools/shimdump"
 export NO_COLOR=1
 
-# wait_for FILE: up to 60 s (a hang guard, not a bound on the machine).
-wait_for() {
-    i=0
-    while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
-    [ -e "$1" ]
-}
-
 # wait_named DIR PID COMM: until the segment file DIR/mallocshim.PID is
 # there and COMM's (an exec'ed image's replaces the shell's), up to 60 s.
 # By its path: `shimdump --dir DIR PID` would read the live segment before

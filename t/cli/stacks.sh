@@ -14,11 +14,8 @@
 SD="$TOP_BUILDDIR/tools/shimdump"
 export NO_COLOR=1
 
-wait_for() {
-    i=0
-    while [ ! -e "$1" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
-    [ -e "$1" ]
-}
+# Programs that unwind every allocation start slowly on a loaded machine.
+stacks_wait() { wait_for "$1" 1200; }
 
 # start_sites DIR BINARY [CONF [MODE]]: runs BINARY DIR [MODE] under the
 # shim; sets $pid.
@@ -27,7 +24,7 @@ start_sites() {
     MALLOCSHIM_CONF="${3:-sample:1,stacks:16},shm_dir:$TMP/shm" LD_PRELOAD="$SHIM" \
         "$2" "$1" ${4:-} >"$1/out" 2>"$1/err" &
     spid=$!
-    wait_for "$1/ready" && pid=$(cat "$1/ready") && [ "$pid" = "$spid" ]
+    stacks_wait "$1/ready" && pid=$(cat "$1/ready") && [ "$pid" = "$spid" ]
 }
 
 stop_sites() {
@@ -272,7 +269,7 @@ mkdir -p "$TMP/nostd"
 MALLOCSHIM_CONF="sample:1,stacks:16,interval_ms:60000,shm_dir:$TMP/shm" LD_PRELOAD="$SHIM" \
     "$T/sites" "$TMP/nostd" <&- >&- 2>&- &
 spid=$!
-wait_for "$TMP/nostd/ready" && pid=$(cat "$TMP/nostd/ready") &&
+stacks_wait "$TMP/nostd/ready" && pid=$(cat "$TMP/nostd/ready") &&
     ! [ -e "/proc/$pid/fd/0" ] && ! [ -e "/proc/$pid/fd/1" ] && ! [ -e "/proc/$pid/fd/2" ] &&
     check "$SD" --dir "$TMP/shm" --stacks "$pid" && grep -Eq "^ +$(name 'app::Cache::fill\(int\)\+0x')" "$TMP/out"
 ok $? "stdio closed: descriptors 0-2 stay closed, and stacks work$nl"
