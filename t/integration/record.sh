@@ -43,16 +43,20 @@ MALLOCSHIM_CONF_FILE="$TMP/off.conf" check shim glibc "$T/estimate" "$shm"
 ok $? "record:off: no segment"
 
 # Normal exit removes the segment; a killed process leaves it readable.
-# (env, not the shim function, so that $! is the pid that sh and sleep exec in)
-env MALLOCSHIM_CONF="backend:glibc,record:on,shm_dir:$shm,sample:1" LD_PRELOAD="$SHIM" sh -c 'exec sleep 30' &
+# (env, not the shim function, so that $! is the pid that sleep execs in;
+# env itself runs without the shim, so the one segment under that pid is
+# sleep's: with sh -c 'exec sleep', sh's segment could be named first and
+# its name go at the exec, between the two checks below)
+env MALLOCSHIM_CONF="backend:glibc,record:on,shm_dir:$shm,sample:1" LD_PRELOAD="$SHIM" sleep 30 &
 pid=$!
 # Named by the sampler's first pass: wait for it (a hang guard of 60 s).
 i=0
 while [ ! -f "$shm/mallocshim.$pid" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 [ -f "$shm/mallocshim.$pid" ]
 ok $? "a running process's segment is $shm/mallocshim.<pid>"
-[ "$(stat -c %a "$shm/mallocshim.$pid")" = 600 ]
-ok $? "it is created mode 0600"
+mode=$(stat -c %a "$shm/mallocshim.$pid")
+[ "$mode" = 600 ]
+ok $? "it is created mode 0600 (mode ${mode:-unknown})"
 kill -9 $pid
 wait $pid 2>/dev/null
 [ -f "$shm/mallocshim.$pid" ]
