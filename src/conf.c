@@ -12,8 +12,9 @@
 #include <unistd.h>
 
 #include "fmt.h"
+#include "seg.h"
 
-enum kind { KIND_BACKEND, KIND_INT, KIND_SIZE, KIND_BOOL, KIND_PATH };
+enum kind { KIND_BACKEND, KIND_INT, KIND_SIZE, KIND_BOOL, KIND_PATH, KIND_HISTORY };
 
 struct key {
     const char *name;
@@ -62,6 +63,9 @@ static const struct key keys[] = {
       "an integer 0..65536 (threads beyond slots with counters of their own)" },
     { "seed", CONF_K_SEED, KIND_INT, 0, LONG_MAX, F(seed),
       "an integer 0..9223372036854775807 (the sampling's seed, 0 for one from the clock)" },
+    { "history", CONF_K_HISTORY, KIND_HISTORY, 0, 0, 0,
+      "off, or up to 3 tiers STEPxPOINTS joined by '/', each STEP 2..1000000 samples a point "
+      "and greater than the one before, POINTS 2..1048576 (e.g. 10x8640/60x10080)" },
 };
 
 static const char *const backend_names[] = { "glibc", "jemalloc", "tcmalloc" };
@@ -107,6 +111,11 @@ void conf_defaults(struct conf *c)
     c->slots = CONF_SLOTS_DEFAULT;
     c->counter_slots = CONF_COUNTER_SLOTS_DEFAULT;
     c->stacks = CONF_STACKS_DEFAULT;
+    c->history_n = 2;
+    c->history_step[0] = SEG_TIER1_STEP_DEFAULT;
+    c->history_points[0] = SEG_TIER1_POINTS_DEFAULT;
+    c->history_step[1] = SEG_TIER2_STEP_DEFAULT;
+    c->history_points[1] = SEG_TIER2_POINTS_DEFAULT;
 }
 
 /* Parses a decimal integer, with a binary k/m/g suffix when `suffix` is set.
@@ -148,6 +157,42 @@ static int parse_num(const char *s, size_t n, int suffix, long long *out)
     if (v > (unsigned long long)LLONG_MAX)
         return ERANGE;
     *out = neg ? -(long long)v : (long long)v;
+    return 0;
+}
+
+/* Parses "off" or "STEPxPOINTS[/STEPxPOINTS]..." (struct conf's history
+ * fields). Returns 0 and fills *out, or EINVAL. */
+static int parse_history(const char *s, size_t n, struct conf *out)
+{
+    unsigned t = 0;
+    size_t i = 0;
+
+    if (span_eq(s, n, "off") || span_eq(s, n, "0")) {
+        out->history_n = 0;
+        return 0;
+    }
+    while (i < n) {
+        size_t a = i, x, e;
+        long long step, points;
+        while (i < n && s[i] != '/')
+            i++;
+        e = i;
+        for (x = a; x < e && s[x] != 'x'; x++)
+            ;
+        if (t == CONF_HISTORY_MAX || x == e ||
+            parse_num(s + a, x - a, 0, &step) != 0 || parse_num(s + x + 1, e - x - 1, 0, &points) != 0 ||
+            step < 2 || step > 1000000 || points < 2 || points > CONF_HISTORY_POINTS_MAX ||
+            (t > 0 && step <= out->history_step[t - 1]))
+            return EINVAL;
+        out->history_step[t] = (uint32_t)step;
+        out->history_points[t] = (uint32_t)points;
+        t++;
+        if (i < n && ++i == n)
+            return EINVAL;   /* a trailing '/' */
+    }
+    if (t == 0)
+        return EINVAL;
+    out->history_n = t;
     return 0;
 }
 
@@ -330,6 +375,18 @@ static void set_pair(struct conf *c, struct where *w, const char *k, size_t kn,
             }
             *(int *)field = b01;
             break;
+        case KIND_HISTORY: {
+            struct conf h = *c;
+            if (parse_history(v, vn, &h) != 0) {
+                complain(w, "bad value '%s' for '%s' (expected %s; using the default)",
+                         show(b, sizeof b, v, vn), key->name, key->what);
+                return;
+            }
+            c->history_n = h.history_n;
+            memcpy(c->history_step, h.history_step, sizeof c->history_step);
+            memcpy(c->history_points, h.history_points, sizeof c->history_points);
+            break;
+        }
         case KIND_PATH:
             if (vn == 0 || vn >= CONF_PATH_MAX || (key->id == CONF_K_SHM_DIR && v[0] != '/')) {
                 complain(w, "bad value for '%s' (expected %s of 1..%d bytes; using the default)",
@@ -509,6 +566,12 @@ size_t conf_format(const struct conf *c, char *buf, size_t len)
             break;
         case KIND_PATH:
             pos = append(buf, len, pos, ",%s:%s", key->name, field);
+            break;
+        case KIND_HISTORY:
+            pos = append(buf, len, pos, ",%s:%s", key->name, c->history_n ? "" : "off");
+            for (unsigned t = 0; t < c->history_n; t++)
+                pos = append(buf, len, pos, "%s%ux%u", t ? "/" : "", c->history_step[t],
+                             c->history_points[t]);
             break;
         case KIND_BACKEND:
             break;

@@ -32,6 +32,7 @@ enum conf_key {
     CONF_K_STACKS,
     CONF_K_COUNTER_SLOTS,
     CONF_K_SEED,
+    CONF_K_HISTORY,
     CONF_K_COUNT
 };
 
@@ -41,6 +42,8 @@ enum conf_key {
 #define CONF_TC_PROPS_MAX   8
 #define CONF_TC_NAME_MAX    80
 #define CONF_FILE_MAX       (64 * 1024)
+#define CONF_HISTORY_MAX    3            /* coarse history tiers (SEG_TIERS_MAX) */
+#define CONF_HISTORY_POINTS_MAX (1L << 20)
 
 struct conf_tc_prop {
     char name[CONF_TC_NAME_MAX];  /* full gperftools property name */
@@ -65,6 +68,11 @@ struct conf {
     long counter_slots;           /* counters alone, for threads beyond `slots` */
     long stacks;                  /* frames of call stack kept per tracked block; 0: none */
     long seed;                    /* the sampler's seed; 0: from the clock */
+    /* History tiers beyond the series: tier t keeps history_points[t]
+     * points of history_step[t] samples each; steps increase. */
+    unsigned history_n;
+    uint32_t history_step[CONF_HISTORY_MAX];
+    uint32_t history_points[CONF_HISTORY_MAX];
     char jemalloc_conf[CONF_JEMALLOC_MAX];  /* malloc_conf text from jemalloc.* keys */
     unsigned n_tc_props;
     struct conf_tc_prop tc_props[CONF_TC_PROPS_MAX];
@@ -81,10 +89,14 @@ typedef void (*conf_warn_fn)(void *ctx, const char *msg);
 #define CONF_SLOTS_DEFAULT       128
 #define CONF_COUNTER_SLOTS_DEFAULT 3968
 #define CONF_STACKS_DEFAULT      16
+/* history's default: a day at 10 samples a point, a week at 60 (at 1 s:
+ * 10 s and 1 min points) */
+#define CONF_HISTORY_DEFAULT     "10x8640/60x10080"
 
 /* Fills *c with the defaults: glibc, every knob unset, verbose off,
- * recording on: sample:256 into /dev/shm, 3600 samples at 1000 ms, 128
- * slots and 3968 counter slots, call stacks of 16 frames. */
+ * recording on: sample:256 into /dev/shm, 3600 samples at 1000 ms, history
+ * 10x8640/60x10080, 128 slots and 3968 counter slots, call stacks of 16
+ * frames. */
 void conf_defaults(struct conf *c);
 
 /* Parses text[0..len) into *c, on top of what *c already holds. Pairs are

@@ -22,6 +22,31 @@ void seg_default_geometry(struct seg_geometry *g)
     g->stack_depth = 0;
     g->stacks_cap = SEG_STACKS_DEFAULT;
     g->objs_cap = SEG_OBJS_DEFAULT;
+    g->ntiers = 2;
+    g->tier_step[0] = SEG_TIER1_STEP_DEFAULT;
+    g->tier_cap[0] = SEG_TIER1_POINTS_DEFAULT;
+    g->tier_step[1] = SEG_TIER2_STEP_DEFAULT;
+    g->tier_cap[1] = SEG_TIER2_POINTS_DEFAULT;
+    g->tier_step[2] = g->tier_cap[2] = 0;
+}
+
+uint64_t seg_tier_off(const struct seg_header *h, unsigned t)
+{
+    uint64_t off = h->off_history + sizeof(struct seg_history);
+    for (unsigned i = 0; i < t && i < SEG_TIERS_MAX; i++)
+        off += (uint64_t)h->tier_cap[i] * sizeof(struct seg_point);
+    return off;
+}
+
+static int tiers_ok(const struct seg_geometry *g)
+{
+    if (g->ntiers > SEG_TIERS_MAX)
+        return 0;
+    for (unsigned t = 0; t < g->ntiers; t++)
+        if (g->tier_step[t] < 2 || g->tier_cap[t] < 2 || g->tier_cap[t] > SEG_TIER_POINTS_MAX ||
+            (t > 0 && g->tier_step[t] <= g->tier_step[t - 1]))
+            return 0;
+    return 1;
 }
 
 int seg_layout(struct seg_header *h, const struct seg_geometry *g)
@@ -31,7 +56,7 @@ int seg_layout(struct seg_header *h, const struct seg_geometry *g)
     if (g->nslots < 1 || g->nslots > 65536 || g->ncslots > 65536 || g->series_cap < 1 || g->series_cap > (1u << 24) ||
         g->events_cap < 1 || g->events_cap > (1u << 24) || g->track_cap < 64 ||
         g->track_cap > (1u << 26) || g->filter_bits < 8 || g->filter_bits > 28 ||
-        g->stack_depth > SEG_STACK_DEPTH_MAX)
+        g->stack_depth > SEG_STACK_DEPTH_MAX || !tiers_ok(g))
         return EINVAL;
     if (g->stack_depth &&
         (g->stacks_cap < 1 || g->stacks_cap > (1u << 20) || g->objs_cap < 1 || g->objs_cap > 65536))
@@ -79,6 +104,15 @@ int seg_layout(struct seg_header *h, const struct seg_geometry *g)
         h->off_cslots = off;
         off += (uint64_t)g->ncslots * sizeof(struct seg_cslot);
     }
+    h->ntiers = g->ntiers;
+    memset(h->tier_step, 0, sizeof h->tier_step);
+    memset(h->tier_cap, 0, sizeof h->tier_cap);
+    for (unsigned t = 0; t < g->ntiers; t++) {
+        h->tier_step[t] = g->tier_step[t];
+        h->tier_cap[t] = g->tier_cap[t];
+    }
+    h->off_history = align64(off);
+    off = seg_tier_off(h, g->ntiers);
     h->total_size = (off + 4095) & ~(uint64_t)4095;
     return h->total_size < (1ull << 30) ? 0 : EINVAL;
 }
@@ -116,6 +150,13 @@ int seg_validate(const struct seg_header *h, uint64_t file_size, uint32_t *versi
     g.stack_depth = h->stack_depth;
     g.stacks_cap = h->stacks_cap;
     g.objs_cap = h->objs_cap;
+    g.ntiers = h->ntiers;
+    for (unsigned t = 0; t < SEG_TIERS_MAX; t++) {
+        g.tier_step[t] = h->tier_step[t];
+        g.tier_cap[t] = h->tier_cap[t];
+        if (t >= h->ntiers && (h->tier_step[t] || h->tier_cap[t]))
+            return EINVAL;
+    }
     if (seg_layout(&want, &g) != 0)
         return EINVAL;
     if (want.off_slots != h->off_slots || want.off_overflow != h->off_overflow ||
@@ -126,7 +167,7 @@ int seg_validate(const struct seg_header *h, uint64_t file_size, uint32_t *versi
         want.off_objs != h->off_objs || want.stacks_cap != h->stacks_cap ||
         want.off_cstate != h->off_cstate || want.off_cslots != h->off_cslots ||
         want.objs_cap != h->objs_cap || want.stack_stride != h->stack_stride ||
-        want.total_size != h->total_size)
+        want.off_history != h->off_history || want.total_size != h->total_size)
         return EINVAL;
     if (!inside(0, h->total_size, file_size))
         return EINVAL;

@@ -55,11 +55,17 @@
 #include "sizeclass.h"
 
 #define SEG_MAGIC   0x314d48534c4c414dULL   /* "MALLSHM1" */
-#define SEG_VERSION 3u
+#define SEG_VERSION 4u
 
 #define SEG_SLOTS_DEFAULT   128u
 #define SEG_CSLOTS_DEFAULT  3968u           /* with the slots: 4096 threads */
 #define SEG_SERIES_DEFAULT  3600u           /* one hour at 1 s */
+#define SEG_TIERS_MAX       3u              /* history tiers beyond the series */
+#define SEG_TIER_POINTS_MAX (1u << 20)
+#define SEG_TIER1_STEP_DEFAULT   10u        /* a day at 10 s (at interval_ms 1000) */
+#define SEG_TIER1_POINTS_DEFAULT 8640u
+#define SEG_TIER2_STEP_DEFAULT   60u        /* a week at 1 min */
+#define SEG_TIER2_POINTS_DEFAULT 10080u
 #define SEG_EVENTS_DEFAULT  32768u
 #define SEG_TRACK_DEFAULT   (1u << 17)      /* tracked-block table entries */
 #define SEG_FILTER_BITS     18u             /* 2^18 one-byte counters */
@@ -183,6 +189,36 @@ struct seg_series {
     uint64_t peak_rss_ns;      /* CLOCK_REALTIME */
     uint64_t reserved[5];
     /* struct seg_sample entries[series_cap] follow */
+};
+
+/* One point of a history tier: the span of `samples` consecutive samples
+ * of the series. `last` is the span's last sample (its seq is the point's
+ * seqlock, its t_ns the point's time); the extremes keep what the last
+ * value alone would lose: a spike of RSS or of live bytes inside the span. */
+struct seg_point {
+    struct seg_sample last;
+    uint64_t number;           /* the point's number in its tier (entry number % cap) */
+    uint64_t rss_min, rss_max;
+    uint64_t live_usable_max;
+    uint64_t live_req_max;
+    uint32_t samples;          /* samples in the span so far: `step` once complete */
+    uint32_t reserved;
+};
+
+/* The history: seg_header.ntiers tiers, coarser one after another. Tier t
+ * is a ring of tier_cap[t] points (at seg_tier_off), each spanning
+ * tier_step[t] samples (so tier_step[t] * interval_ms milliseconds).
+ * Points number from 0; entry i % cap holds point i. heads[t] counts the
+ * complete points. The sampler (the one writer) rewrites point heads[t]
+ * (entry heads[t] % cap, in place of point heads[t] - cap) at every pass
+ * until its span is complete, then stores heads[t] + 1 with release: a
+ * reader finds up to cap - 1 complete points and the newest, partial one.
+ * Each entry is written under its seqlock (last.seq); a reader keeps it
+ * only when its `number` is the one it wanted. */
+struct seg_history {
+    uint64_t heads[SEG_TIERS_MAX];
+    uint64_t reserved[8 - SEG_TIERS_MAX];
+    /* the points of tier 0, then of tier 1, ... follow */
 };
 
 enum seg_event_kind { SEG_EV_ALLOC = 1, SEG_EV_FREE = 2 };
@@ -384,7 +420,15 @@ struct seg_header {
     uint64_t off_cstate;
     uint64_t off_cslots;
     uint64_t cslots_high;
-    uint64_t reserved[23];
+    /* The history (struct seg_history and the tiers' points), after the
+     * counter slots: ntiers tiers, tier t of tier_cap[t] points of
+     * tier_step[t] samples each (the unused entries 0). */
+    uint64_t off_history;
+    uint32_t ntiers;
+    uint32_t tier_step[SEG_TIERS_MAX];
+    uint32_t tier_cap[SEG_TIERS_MAX];
+    uint32_t reserved32;
+    uint64_t reserved[18];
 };
 
 _Static_assert(sizeof(struct seg_counters) == 48, "seg_counters layout");
@@ -394,6 +438,8 @@ _Static_assert(offsetof(struct seg_slot, cls) == 64, "seg_slot header is one cac
 _Static_assert(sizeof(struct seg_tracked) == 8 * (6 + LIFEBUCKET_COUNT), "seg_tracked layout");
 _Static_assert(sizeof(struct seg_sample) == 8 * 18, "seg_sample layout");
 _Static_assert(sizeof(struct seg_event) == 48, "seg_event layout");
+_Static_assert(sizeof(struct seg_point) == 192, "seg_point layout");
+_Static_assert(sizeof(struct seg_history) == 64, "history layout");
 _Static_assert(sizeof(struct seg_track) == 40, "seg_track layout");
 _Static_assert(sizeof(struct seg_stack) % 64 == 0 && sizeof(struct seg_stacks) == 64, "stack table layout");
 _Static_assert(sizeof(struct seg_obj) == 512 && sizeof(struct seg_objs) == 64, "object list layout");
@@ -407,13 +453,22 @@ _Static_assert(sizeof(struct seg_header) % 64 == 0, "seg_header keeps regions al
 struct seg_geometry {
     uint32_t nslots, ncslots, series_cap, events_cap, track_cap, filter_bits;
     uint32_t stack_depth, stacks_cap, objs_cap;
+    uint32_t ntiers;                        /* history tiers, 0..SEG_TIERS_MAX */
+    uint32_t tier_step[SEG_TIERS_MAX];      /* samples per point: 2.., each greater
+                                               than the one before */
+    uint32_t tier_cap[SEG_TIERS_MAX];       /* points, 2..SEG_TIER_POINTS_MAX */
 };
 
 /* Fills the sizes and offsets of *h (and h->total_size) from g. Returns 0,
  * or EINVAL when g is out of range (each count at least 1, filter_bits
  * 8..28, stack_depth 0..SEG_STACK_DEPTH_MAX and, with stacks, 1..2^20
- * stacks and 1..65536 objects, total under 1 GiB). */
+ * stacks and 1..65536 objects, tiers as struct seg_geometry says, total
+ * under 1 GiB). */
 int seg_layout(struct seg_header *h, const struct seg_geometry *g);
+
+/* The offset of tier t's points (t < h->ntiers) in a segment laid out by
+ * seg_layout. */
+uint64_t seg_tier_off(const struct seg_header *h, unsigned t);
 
 /* The default geometry and the size it gives (documented in README). */
 void seg_default_geometry(struct seg_geometry *g);

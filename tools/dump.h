@@ -51,6 +51,25 @@ struct dump_sample {
     uint64_t be[6];
 };
 
+/* History: the series and coarser tiers of points, each point the span of
+ * `samples` consecutive samples (seg.h, struct seg_point). */
+#define DUMP_TIERS_MAX 4   /* the series and up to SEG_TIERS_MAX coarser tiers */
+
+struct dump_point {
+    struct dump_sample last;           /* the span's last sample; last.t_ns is the point's time */
+    uint64_t rss_min, rss_max;         /* RSS over the span */
+    uint64_t live_usable_max;          /* live usable bytes at their highest in the span */
+    uint64_t live_req_max;             /* live requested bytes at their highest */
+    uint32_t samples;                  /* samples in the span: the tier's step in
+                                          samples, fewer in a tier's newest point */
+};
+
+struct dump_tier {
+    uint64_t step_ms;                  /* the span of a point: interval_ms times its samples */
+    size_t npoints;                    /* oldest first */
+    struct dump_point *points;         /* malloc'ed; NULL when npoints is 0 */
+};
+
 /* Call stacks (stacks:N > 0). Their figures are of tracked blocks only:
  * times the sample rate, estimates of all (exact with sample:1). */
 struct dump_obj {
@@ -109,6 +128,11 @@ struct dump {
     uint64_t peak_rss, peak_rss_ns;
     size_t nseries;                    /* oldest first */
     struct dump_sample *series;        /* malloc'ed; NULL when nseries is 0 */
+    /* The history, fine to coarse: tiers[0] holds the series as points of
+     * one sample each (step interval_ms), tiers[1..ntiers) the coarser
+     * tiers. ntiers is at least 1 once read. */
+    size_t ntiers;
+    struct dump_tier tiers[DUMP_TIERS_MAX];
     /* Call stacks: stack_depth 0 when the segment has none. */
     uint32_t stack_depth;
     int no_unwinder;                   /* asked for, but libunwind could not be used */
@@ -126,6 +150,11 @@ struct dump {
 
 /* The latest time-series sample, or NULL when there is none. */
 const struct dump_sample *dump_last(const struct dump *d);
+
+/* The finest tier whose points reach back to `since_ns` (CLOCK_REALTIME; 0:
+ * the whole history): the series when it covers it, else the coarsest tier
+ * that holds points, or NULL when the dump has no points at all. */
+const struct dump_tier *dump_tier_for(const struct dump *d, uint64_t since_ns);
 
 /* Fills the dump from a segment image of `size` bytes at base (a mapping of
  * a live file, or a buffer). Every count, index and offset is checked first;
