@@ -33,6 +33,8 @@ struct seg_cstate *cstates;
 struct seg_ages *ages;
 struct seg_series *series;
 struct seg_sample *samples;
+struct seg_history *history;
+struct seg_point *tier_points[SEG_TIERS_MAX];
 struct seg_events *events;
 struct seg_event *evs;
 struct seg_track *table;
@@ -173,6 +175,9 @@ static void fork_child_segment(void)
     ages->seq &= ~(uint64_t)1;
     for (uint64_t i = 0; i < geo.series_cap; i++)
         samples[i].seq &= ~(uint64_t)1;
+    for (unsigned t = 0; t < geo.ntiers; t++)
+        for (uint64_t i = 0; i < geo.tier_cap[t]; i++)
+            tier_points[t][i].last.seq &= ~(uint64_t)1;
     /* Every counter slot, not only below cslots_high: a thread may have
      * claimed one and not yet raised it when the parent forked. And the
      * count of slots in use anew, for the same reason. */
@@ -265,6 +270,9 @@ static void map_regions(void)
     ages = (struct seg_ages *)(b + geo.off_ages);
     series = (struct seg_series *)(b + geo.off_series);
     samples = (struct seg_sample *)(series + 1);
+    history = (struct seg_history *)(b + geo.off_history);
+    for (unsigned t = 0; t < geo.ntiers; t++)
+        tier_points[t] = (struct seg_point *)(b + seg_tier_off(&geo, t));
     events = (struct seg_events *)(b + geo.off_events);
     evs = (struct seg_event *)(events + 1);
     table = (struct seg_track *)(b + geo.off_track);
@@ -307,6 +315,12 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     g.nslots = (uint32_t)c->slots;
     g.ncslots = (uint32_t)c->counter_slots;
     g.stack_depth = (uint32_t)record_stack_depth(c);
+    _Static_assert(CONF_HISTORY_MAX == SEG_TIERS_MAX, "the history key's tiers are the segment's");
+    g.ntiers = c->history_n;
+    for (unsigned t = 0; t < c->history_n; t++) {
+        g.tier_step[t] = c->history_step[t];
+        g.tier_cap[t] = c->history_points[t];
+    }
     /* filter_idx (rec.h) hashes to SEG_FILTER_BITS bits, the default's;
      * nothing sets another */
     _Static_assert(SEG_FILTER_BITS <= 32, "filter_idx hashes to 32 bits");

@@ -39,6 +39,8 @@ extern struct seg_cstate *cstates;
 extern struct seg_ages *ages;
 extern struct seg_series *series;
 extern struct seg_sample *samples;
+extern struct seg_history *history;
+extern struct seg_point *tier_points[SEG_TIERS_MAX];   /* tier t's ring, geo.tier_cap[t] */
 extern struct seg_events *events;
 extern struct seg_event *evs;
 extern struct seg_track *table;

@@ -96,6 +96,53 @@ static void age_add(struct seg_track *e, void *arg)
         a->age[sizeclass_of(u)][lifebucket_of(a->now > t ? a->now - t : 0)]++;
 }
 
+/* Writes size bytes of src over dst, both starting with their seqlock's
+ * 8-byte counter (seg.h): odd while it writes, even after, release order.
+ * The sampler is the one writer. */
+static void seq_write(void *dst, void *src, size_t size)
+{
+    uint64_t *seq = dst;
+    SHIM_ASSERT((*seq & 1) == 0 || rec_inherited());
+    __atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    memcpy(src, seq, 8);
+    memcpy((char *)dst + 8, (char *)src + 8, size - 8);
+    __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
+}
+
+/* Adds sample smp to the newest point of each history tier (seg.h, struct
+ * seg_history): the point under way lives in its entry, so a reader sees
+ * it as it grows, and a fork child goes on from its copy. Precondition:
+ * sampler_mu held. */
+static void history_add(const struct seg_sample *smp)
+{
+    for (unsigned t = 0; t < geo.ntiers; t++) {
+        uint64_t n = history->heads[t];
+        struct seg_point *e = &tier_points[t][n % geo.tier_cap[t]];
+        struct seg_point p;
+        if (e->number == n && e->samples > 0 && e->samples < geo.tier_step[t]) {
+            p = *e;
+        } else {   /* a new point, in place of point n - cap (or of nothing) */
+            memset(&p, 0, sizeof p);
+            p.number = n;
+            p.rss_min = UINT64_MAX;
+        }
+        p.last = *smp;
+        p.samples++;
+        if (smp->rss < p.rss_min)
+            p.rss_min = smp->rss;
+        if (smp->rss > p.rss_max)
+            p.rss_max = smp->rss;
+        if (smp->live_usable > p.live_usable_max)
+            p.live_usable_max = smp->live_usable;
+        if (smp->live_req > p.live_req_max)
+            p.live_req_max = smp->live_req;
+        seq_write(e, &p, sizeof p);
+        if (p.samples == geo.tier_step[t])
+            __atomic_store_n(&history->heads[t], n + 1, __ATOMIC_RELEASE);
+    }
+}
+
 static void sample_once(void)
 {
     static struct seg_counters sum[SIZECLASS_COUNT];
@@ -159,13 +206,8 @@ static void sample_once(void)
     __atomic_store_n(&ages->seq, ages->seq + 1, __ATOMIC_RELEASE);
 
     uint64_t n = series->head;
-    struct seg_sample *dst = &samples[n % geo.series_cap];
-    SHIM_ASSERT((dst->seq & 1) == 0 || rec_inherited());
-    __atomic_store_n(&dst->seq, dst->seq + 1, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-    smp.seq = dst->seq;
-    memcpy((char *)dst + 8, (char *)&smp + 8, sizeof smp - 8);
-    __atomic_store_n(&dst->seq, dst->seq + 1, __ATOMIC_RELEASE);
+    seq_write(&samples[n % geo.series_cap], &smp, sizeof smp);
+    history_add(&smp);
     if (smp.rss > series->peak_rss) {
         series->peak_rss = smp.rss;
         series->peak_rss_ns = smp.t_ns;

@@ -14,7 +14,7 @@
 
 /* The JSON schema's version (doc/shimdump.1, "JSON"). Bump it on any change
  * that is not an added field. */
-#define DUMP_JSON_VERSION 1
+#define DUMP_JSON_VERSION 2
 
 /* Exit codes of shimdump, documented in its man page and README. */
 enum dump_exit {
@@ -184,6 +184,10 @@ void dump_write_json(FILE *f, const struct dump *d);
 /* Writes the JSON schema's keys, one line per object: "name: key key ...",
  * from the tables that the writer and the reader follow. */
 void dump_write_json_schema(FILE *f);
+
+/* Fills d->tiers[0] from d->series (points of one sample each, step
+ * interval_ms) and sets ntiers to 1. Returns 0, or ENOMEM. */
+int dump_fine_tier(struct dump *d);
 
 /* Names the frames of d's stacks from the ELF symbols of the objects the
  * process had mapped (tools/sym.c), reading files under `root` first when

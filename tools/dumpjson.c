@@ -150,6 +150,30 @@ static const struct jfield frame_fields[] = {
      * set; note: a string or null */
 };
 
+/* history: its tiers, fine to coarse, and their points. A point's figures
+ * are its span's last sample's (as in series), then the extremes. */
+static const struct jfield tier_fields[] = {
+    JF(dump_tier, "step_ms", JK_U64, step_ms),
+};
+static const struct jfield point_fields[] = {
+    JF(dump_point, "t_ns", JK_U64, last.t_ns),
+    JF(dump_point, "samples", JK_U32, samples),
+    JF(dump_point, "rss_bytes_min", JK_U64, rss_min),
+    JF(dump_point, "rss_bytes_max", JK_U64, rss_max),
+    JF(dump_point, "live_usable_bytes_max", JK_U64, live_usable_max),
+    JF(dump_point, "live_bytes_max", JK_U64, live_req_max),
+    JF(dump_point, "live_count", JK_U64, last.live_count),
+    JF(dump_point, "live_bytes", JK_U64, last.live_req),
+    JF(dump_point, "live_usable_bytes", JK_U64, last.live_usable),
+    JF(dump_point, "allocs", JK_U64, last.allocs),
+    JF(dump_point, "frees", JK_U64, last.frees),
+    JF(dump_point, "requested_bytes", JK_U64, last.req_bytes),
+    JF(dump_point, "rss_bytes", JK_U64, last.rss),
+    JF(dump_point, "rss_anon_bytes", JK_U64, last.rss_anon),
+    JF(dump_point, "rss_huge_bytes", JK_U64, last.rss_huge),
+    JF(dump_point, "vsz_bytes", JK_U64, last.vsz),
+};
+
 /* The latest sample's figures, at the top level (null before the first). */
 static const char *const latest_keys[4] = { "rss_bytes", "rss_anon_bytes", "rss_huge_bytes",
                                             "vsz_bytes" };
@@ -160,11 +184,13 @@ static const char hist_bound[] = "le_ns";
 /* The keys that are not in a table, by object. */
 static const char *const root_other[] = { "format_version", "tool", "state", "rss_bytes",
     "rss_anon_bytes", "rss_huge_bytes", "vsz_bytes", "peak_rss_bytes", "peak_rss_ns",
-    "backend_stats", "call_stacks", "sampling", "totals", "size_classes", "series", NULL };
+    "backend_stats", "call_stacks", "sampling", "totals", "size_classes", "series", "history",
+    NULL };
 static const char *const sampling_other[] = { "live_bytes", NULL };
 static const char *const class_other[] = { "class", "min_size", "max_size", "lifetime_hist",
     "age_hist", NULL };
 static const char *const series_other[] = { "backend_stats", NULL };
+static const char *const tier_other[] = { "points", NULL };
 static const char *const stacks_other[] = { "objects", "stacks", NULL };
 static const char *const object_other[] = { "build_id", "main", NULL };
 static const char *const stack_other[] = { "lifetime_hist", "age_hist", "age_bytes_hist",
@@ -192,6 +218,8 @@ void dump_write_json_schema(FILE *f)
     schema_line(f, "totals", count_fields, NFIELDS(count_fields), NULL);
     schema_line(f, "size_classes", count_fields, NFIELDS(count_fields), class_other);
     schema_line(f, "series", series_fields, NFIELDS(series_fields), series_other);
+    schema_line(f, "history", tier_fields, NFIELDS(tier_fields), tier_other);
+    schema_line(f, "points", point_fields, NFIELDS(point_fields), series_other);
     for (int b = 0; b < 3; b++) {
         fprintf(f, "%s:", be_name[b]);
         for (unsigned i = 0; i < 6; i++)
@@ -449,7 +477,23 @@ void dump_write_json(FILE *f, const struct dump *d)
         be_stats(f, d->backend_id, s->be);
         fputc('}', f);
     }
-    fputs(d->nseries ? "\n  ]\n}\n" : "]\n}\n", f);
+    fputs(d->nseries ? "\n  ],\n" : "],\n", f);
+    fputs("  \"history\": [", f);
+    for (size_t t = 0; t < d->ntiers && t < DUMP_TIERS_MAX; t++) {
+        const struct dump_tier *k = &d->tiers[t];
+        fprintf(f, "%s\n    {", t ? "," : "");
+        jfields(f, tier_fields, NFIELDS(tier_fields), k, 1);
+        fputs(", \"points\": [", f);
+        for (size_t i = 0; i < k->npoints; i++) {
+            fprintf(f, "%s\n      {", i ? "," : "");
+            jfields(f, point_fields, NFIELDS(point_fields), &k->points[i], 1);
+            fputs(", \"backend_stats\": ", f);
+            be_stats(f, d->backend_id, k->points[i].last.be);
+            fputc('}', f);
+        }
+        fputs(k->npoints ? "\n    ]}" : "]}", f);
+    }
+    fputs(d->ntiers ? "\n  ]\n}\n" : "]\n}\n", f);
 }
 
 /* ---- Parsing ---- */
@@ -1134,6 +1178,28 @@ static int jroot(struct jread *r, const struct jv *root, struct dump *d)
             jbe(r, jneed(r, o, "backend_stats"), d->backend_id, s->be);
         }
     }
+    /* history: from format_version 2; a version 1 snapshot has the series
+     * alone, which is its fine tier. */
+    if (d->json_version < 2)
+        return dump_fine_tier(d);
+    if ((a = jarr(r, root, "history")) != NULL) {
+        if (a->n == 0 || a->n > DUMP_TIERS_MAX)
+            jbad(r, "history");
+        for (size_t t = 0; t < a->n && t < DUMP_TIERS_MAX; t++) {
+            const struct jv *o = &a->kid[t], *p;
+            struct dump_tier *k = &d->tiers[d->ntiers++];
+            jfields_read(r, o, tier_fields, NFIELDS(tier_fields), k);
+            if (!(p = jarr(r, o, "points")) || !p->n)
+                continue;
+            if (!(k->points = calloc(p->n, sizeof *k->points)))
+                return ENOMEM;
+            for (size_t i = 0; i < p->n; i++) {
+                struct dump_point *pt = &k->points[k->npoints++];
+                jfields_read(r, &p->kid[i], point_fields, NFIELDS(point_fields), pt);
+                jbe(r, jneed(r, &p->kid[i], "backend_stats"), d->backend_id, pt->last.be);
+            }
+        }
+    }
     return 0;
 }
 
@@ -1164,8 +1230,8 @@ int dump_from_json(struct dump *d, const char *text, size_t len, char *why, size
         jfree(&root);
         return DX_CORRUPT;
     }
-    if (!v->isint || v->u != DUMP_JSON_VERSION) {
-        dump_why(why, whylen, "JSON format_version %llu; this shimdump reads version %d",
+    if (!v->isint || v->u < 1 || v->u > DUMP_JSON_VERSION) {
+        dump_why(why, whylen, "JSON format_version %llu; this shimdump reads versions 1 to %d",
                  v->isint ? (unsigned long long)v->u : 0ull, DUMP_JSON_VERSION);
         jfree(&root);
         return DX_VERSION;

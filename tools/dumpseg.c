@@ -16,6 +16,8 @@
 
 /* The most samples a dump keeps (the newest): a day at 1 s. */
 #define DUMP_SERIES_MAX 86400u
+/* The most points a dump keeps of one coarse tier (the newest). */
+#define DUMP_POINTS_MAX SEG_TIER_POINTS_MAX
 /* The most stacks a dump keeps. */
 #define DUMP_STACKS_MAX 65536u
 
@@ -65,9 +67,43 @@ const struct dump_sample *dump_last(const struct dump *d)
     return d->nseries ? &d->series[d->nseries - 1] : NULL;
 }
 
+/* The time the first span of tier k starts. */
+static uint64_t tier_reach(const struct dump *d, const struct dump_tier *k)
+{
+    uint64_t span = (uint64_t)k->points[0].samples * d->interval_ms * 1000000ull;
+    uint64_t t = k->points[0].last.t_ns;
+    return t > span ? t - span : 0;
+}
+
+const struct dump_tier *dump_tier_for(const struct dump *d, uint64_t since_ns)
+{
+    uint64_t earliest = UINT64_MAX;
+    size_t n = d->ntiers < DUMP_TIERS_MAX ? d->ntiers : DUMP_TIERS_MAX;
+    for (size_t t = 0; t < n; t++)
+        if (d->tiers[t].npoints && tier_reach(d, &d->tiers[t]) < earliest)
+            earliest = tier_reach(d, &d->tiers[t]);
+    if (earliest == UINT64_MAX)
+        return NULL;
+    /* A tier that has not yet dropped a point reaches back as far as any:
+     * to the first sample. Allow one sample's slack for the spans' ends. */
+    uint64_t want = since_ns > earliest ? since_ns : earliest;
+    const struct dump_tier *best = NULL;
+    for (size_t t = 0; t < n; t++) {
+        const struct dump_tier *k = &d->tiers[t];
+        if (k->npoints == 0)
+            continue;
+        best = k;
+        if (tier_reach(d, k) <= want + (uint64_t)d->interval_ms * 1000000ull)
+            return k;
+    }
+    return best;
+}
+
 void dump_free(struct dump *d)
 {
     free(d->series);
+    for (size_t t = 0; t < DUMP_TIERS_MAX; t++)
+        free(d->tiers[t].points);
     for (size_t i = 0; i < d->nframes; i++) {
         free(d->frames[i].func);
         free(d->frames[i].note);
@@ -105,6 +141,82 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
     return a + b < a ? UINT64_MAX : a + b;
 }
 
+static void sample_from_seg(struct dump_sample *o, const struct seg_sample *s)
+{
+    o->t_ns = s->t_ns;
+    o->live_count = s->live_count;
+    o->live_usable = s->live_usable;
+    o->live_req = s->live_req;
+    o->allocs = s->allocs;
+    o->frees = s->frees;
+    o->req_bytes = s->req_bytes;
+    o->rss = s->rss;
+    o->rss_anon = s->rss_anon;
+    o->rss_huge = s->rss_huge;
+    o->vsz = s->vsz;
+    memcpy(o->be, &s->backend, sizeof o->be);
+}
+
+int dump_fine_tier(struct dump *d)
+{
+    struct dump_tier *k = &d->tiers[0];
+    d->ntiers = 1;
+    k->step_ms = d->interval_ms;
+    if (d->nseries == 0)
+        return 0;
+    if (!(k->points = calloc(d->nseries, sizeof *k->points)))
+        return ENOMEM;
+    for (size_t i = 0; i < d->nseries; i++) {
+        struct dump_point *p = &k->points[k->npoints++];
+        p->last = d->series[i];
+        p->rss_min = p->rss_max = p->last.rss;
+        p->live_usable_max = p->last.live_usable;
+        p->live_req_max = p->last.live_req;
+        p->samples = 1;
+    }
+    return 0;
+}
+
+/* The coarse tiers (seg.h, struct seg_history): each tier's complete
+ * points and its newest, partial one, oldest first; an entry caught being
+ * rewritten, or holding another point than the one wanted, is left out
+ * (and, when it was being written, the dump is not consistent). */
+static void read_history(struct dump *d, const char *base, const struct seg_header *h)
+{
+    const struct seg_history *hist = (const void *)(base + h->off_history);
+    for (unsigned t = 0; t < h->ntiers && d->ntiers < DUMP_TIERS_MAX; t++) {
+        const struct seg_point *ring = (const void *)(base + seg_tier_off(h, t));
+        struct dump_tier *k = &d->tiers[d->ntiers++];
+        uint64_t head = ld(&hist->heads[t]), cap = h->tier_cap[t], step = h->tier_step[t];
+        uint64_t n = head < cap - 1 ? head + 1 : cap;   /* with the partial one */
+        k->step_ms = step * d->interval_ms;
+        if (n > DUMP_POINTS_MAX)
+            n = DUMP_POINTS_MAX;
+        if (!(k->points = calloc(n, sizeof *k->points)))
+            continue;
+        for (uint64_t i = head + 1 - n; i != head + 1; i++) {
+            const struct seg_point *e = &ring[i % cap];
+            struct seg_point p;
+            if (seg_read_locked(&e->last.seq, (const char *)e + 8, (char *)&p + 8, sizeof p - 8) != 0) {
+                d->consistent = 0;
+                continue;
+            }
+            /* complete points have all their samples; the newest may have
+             * fewer, or none yet */
+            if (p.number != i || p.last.t_ns == 0 || p.samples == 0 || p.samples > step ||
+                (i != head && p.samples != step))
+                continue;
+            struct dump_point *o = &k->points[k->npoints++];
+            sample_from_seg(&o->last, &p.last);
+            o->rss_min = p.rss_min;
+            o->rss_max = p.rss_max;
+            o->live_usable_max = p.live_usable_max;
+            o->live_req_max = p.live_req_max;
+            o->samples = p.samples;
+        }
+    }
+}
+
 static void read_series(struct dump *d, const char *base, const struct seg_header *h)
 {
     const struct seg_series *sr = (const void *)(base + h->off_series);
@@ -127,19 +239,7 @@ static void read_series(struct dump *d, const char *base, const struct seg_heade
         }
         if (s.t_ns == 0)
             continue;   /* a hostile or half-made ring: no time, no sample */
-        struct dump_sample *o = &d->series[d->nseries++];
-        o->t_ns = s.t_ns;
-        o->live_count = s.live_count;
-        o->live_usable = s.live_usable;
-        o->live_req = s.live_req;
-        o->allocs = s.allocs;
-        o->frees = s.frees;
-        o->req_bytes = s.req_bytes;
-        o->rss = s.rss;
-        o->rss_anon = s.rss_anon;
-        o->rss_huge = s.rss_huge;
-        o->vsz = s.vsz;
-        memcpy(o->be, &s.backend, sizeof o->be);
+        sample_from_seg(&d->series[d->nseries++], &s);
     }
 }
 
@@ -515,6 +615,8 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
     }
     estimate_errors(d, base, &h);
     read_series(d, base, &h);
+    dump_fine_tier(d);   /* out of memory: the series alone */
+    read_history(d, base, &h);
     d->no_unwinder = !!(flags & SEG_F_NO_UNWINDER);
     d->stacks_stopped = !!(flags & SEG_F_STACKS_STOPPED);
     read_stacks(d, base, &h, d->state, ages.at_ns);

@@ -42,7 +42,8 @@ static struct {
     int stacks;       /* --stacks */
     int top, frames;
     uint64_t min_age_ns;
-} opt = { M_VIEW, "", 2.0, 20, 1, 0, -1, 0, 0, 5, 6, 1000000000ull };
+    uint64_t since_ns;
+} opt = { M_VIEW, "", 2.0, 20, 1, 0, -1, 0, 0, 5, 6, 1000000000ull, 0 };
 
 static volatile sig_atomic_t stop;
 
@@ -481,6 +482,7 @@ static void view_setup(struct view_opts *vo)
     vo->top = opt.top;
     vo->frames = opt.frames;
     vo->long_bucket = long_bucket();
+    vo->since_ns = opt.since_ns;
 }
 
 /* ---- Modes ---- */
@@ -1050,6 +1052,8 @@ static int parse_age(const char *s, uint64_t *ns)
         mult = 60e9;
     else if (!strcmp(end, "h"))
         mult = 3600e9;
+    else if (!strcmp(end, "d"))
+        mult = 86400e9;
     else
         return EINVAL;
     if (v * mult > 1e18)
@@ -1081,7 +1085,9 @@ static void usage(FILE *f)
           "                              as JSON)\n"
           "      --top=N                 stacks per ranking (5)\n"
           "      --frames=N              frames shown per stack (6)\n"
-          "      --min-age=AGE           long-lived: older than AGE (1s; us, ms, s, m, h)\n"
+          "      --min-age=AGE           long-lived: older than AGE (1s; us, ms, s, m, h, d)\n"
+          "      --since=AGE             OVER TIME: the last AGE (90m, 3d) from the finest\n"
+          "                              history tier that holds it; default: the whole life\n"
           "  -a, --all                   every size class, not the busiest\n"
           "      --dir DIR               where segments are (shm_dir of the shim's config,\n"
           "                              else /dev/shm)\n"
@@ -1097,7 +1103,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     enum { O_NOFOLLOW_EV = 256, O_CLEAN, O_DIR, O_ASCII, O_COLOR, O_NOCOLOR, O_TOP, O_FRAMES,
-           O_MINAGE, O_SCHEMA };
+           O_MINAGE, O_SCHEMA, O_SINCE };
     static const struct option longopts[] = {
         { "list", no_argument, NULL, 'l' },
         { "watch", optional_argument, NULL, 'w' },
@@ -1113,6 +1119,7 @@ int main(int argc, char **argv)
         { "top", required_argument, NULL, O_TOP },
         { "frames", required_argument, NULL, O_FRAMES },
         { "min-age", required_argument, NULL, O_MINAGE },
+        { "since", required_argument, NULL, O_SINCE },
         { "dir", required_argument, NULL, O_DIR },
         { "ascii", no_argument, NULL, O_ASCII },
         { "color", optional_argument, NULL, O_COLOR },
@@ -1166,6 +1173,10 @@ int main(int argc, char **argv)
             if (parse_age(optarg, &opt.min_age_ns) != 0)
                 return err(DX_USAGE, "--min-age=%s: give a duration such as 500ms, 10s or 5m",
                            optarg);
+            break;
+        case O_SINCE:
+            if (parse_age(optarg, &opt.since_ns) != 0 || opt.since_ns == 0)
+                return err(DX_USAGE, "--since=%s: give a duration such as 90m, 12h or 3d", optarg);
             break;
         case O_DIR:
             if (strlen(optarg) >= sizeof opt.dir)

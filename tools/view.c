@@ -48,7 +48,9 @@ static char *count_str(char *dst, size_t cap, uint64_t v)
 static char *dur_str(char *dst, size_t cap, uint64_t ns)
 {
     uint64_t s = ns / 1000000000ull;
-    if (s < 60)
+    if (s == 0)
+        snprintf(dst, cap, "%llums", (unsigned long long)(ns / 1000000ull));
+    else if (s < 60)
         snprintf(dst, cap, "%llus", (unsigned long long)s);
     else if (s < 3600)
         snprintf(dst, cap, "%llum%02llus", (unsigned long long)(s / 60), (unsigned long long)(s % 60));
@@ -274,44 +276,98 @@ static void chart_row(FILE *f, const struct view_opts *o, const char *name, cons
     fprintf(f, "  %s\n", view_bytes(b, sizeof b, now));
 }
 
+/* A point's span as text: "1s", "10s", "1m", "500ms". */
+static char *step_str(char *dst, size_t cap, uint64_t ms)
+{
+    if (ms % 1000 || ms == 0)
+        snprintf(dst, cap, "%llums", (unsigned long long)ms);
+    else
+        dur_str(dst, cap, ms * 1000000ull);
+    return dst;
+}
+
+/* The time axis under the chart: the start's age, the middle's, and the
+ * end ("now" for a live process, else its time of day). */
+static void time_axis(FILE *f, const struct dump *d, const struct view_opts *o, uint64_t t0,
+                      uint64_t t1, int n)
+{
+    char a[24], m[24], e[24], line[CHART_W + 64];
+    int live = d->state == DS_ALIVE && !d->saved;
+    snprintf(a, sizeof a, "-%s", dur_str(m, sizeof m, t1 - t0));
+    snprintf(m, sizeof m, "-%s", dur_str(e, sizeof e, (t1 - t0) / 2));
+    if (live)
+        snprintf(e, sizeof e, "now");
+    else
+        clock_str(e, sizeof e, t1);
+    memset(line, ' ', sizeof line);
+    int la = (int)strlen(a), lm = (int)strlen(m), le = (int)strlen(e);
+    memcpy(line, a, (size_t)la);
+    if (n / 2 - lm / 2 > la + 1 && n / 2 + lm - lm / 2 < n - le - 1)
+        memcpy(line + n / 2 - lm / 2, m, (size_t)lm);
+    /* the end under the chart's last column, or after the start when the
+     * chart is too narrow for both */
+    int at = n - le > la ? n - le : la + 1;
+    memcpy(line + at, e, (size_t)le);
+    line[at + le] = '\0';
+    fprintf(f, "        %s%s%s\n", on(o, DIM), line, on(o, OFF));
+}
+
 static void over_time(FILE *f, const struct dump *d, const struct view_opts *o)
 {
-    uint64_t rss[CHART_W], live[CHART_W], max = 0;
+    uint64_t rss[CHART_W], live[CHART_W], max = 0, since = 0;
     int peak_col = -1, n;
-    size_t per;
-    char span[24], note[96];
+    size_t per, first = 0, cnt;
+    char span[24], step[24], note[128];
+    const struct dump_tier *k;
+    const struct dump_sample *last = dump_last(d);
 
-    if (d->nseries < 2) {
+    if (o->since_ns && last && last->t_ns > o->since_ns)
+        since = last->t_ns - o->since_ns;
+    k = dump_tier_for(d, since);
+    if (k)
+        while (first < k->npoints && k->points[first].last.t_ns < since)
+            first++;
+    cnt = k ? k->npoints - first : 0;
+    if (cnt < 2) {
         title(f, o, "OVER TIME", "(fewer than two samples yet)");
         return;
     }
-    per = (d->nseries + CHART_W - 1) / CHART_W;
-    n = (int)((d->nseries + per - 1) / per);
+    const struct dump_point *pt = k->points + first;
+    per = (cnt + CHART_W - 1) / CHART_W;
+    n = (int)((cnt + per - 1) / per);
     memset(rss, 0, sizeof rss);
     memset(live, 0, sizeof live);
-    for (size_t i = 0; i < d->nseries; i++) {
-        const struct dump_sample *s = &d->series[i];
+    uint64_t top_rss = 0;
+    for (size_t i = 0; i < cnt; i++) {
         size_t col = i / per;
-        if (s->rss > rss[col])
-            rss[col] = s->rss;
-        if (s->live_req > live[col])
-            live[col] = s->live_req;
-        if (s->rss > max)
-            max = s->rss;
-        if (s->live_req > max)
-            max = s->live_req;
-        if (d->peak_rss && s->rss == d->peak_rss && s->t_ns == d->peak_rss_ns)
-            peak_col = (int)col;
+        /* a coarse point's extremes: its span's spike shows */
+        if (pt[i].rss_max > rss[col])
+            rss[col] = pt[i].rss_max;
+        if (pt[i].live_req_max > live[col])
+            live[col] = pt[i].live_req_max;
+        if (pt[i].rss_max > max)
+            max = pt[i].rss_max;
+        if (pt[i].live_req_max > max)
+            max = pt[i].live_req_max;
+        if (pt[i].rss_max > top_rss) {
+            top_rss = pt[i].rss_max;
+            if (d->peak_rss && top_rss == d->peak_rss)
+                peak_col = (int)col;
+        }
     }
-    uint64_t t0 = d->series[0].t_ns, t1 = d->series[d->nseries - 1].t_ns;
-    snprintf(note, sizeof note, "the last %s, %zu samples, max per column; both rows on one scale",
-             dur_str(span, sizeof span, t1 > t0 ? t1 - t0 : 0), d->nseries);
+    uint64_t t1 = pt[cnt - 1].last.t_ns, t0 = pt[0].last.t_ns;
+    uint64_t span0 = (uint64_t)pt[0].samples * d->interval_ms * 1000000ull;
+    t0 = t0 > span0 ? t0 - span0 : 0;   /* the first point's span starts earlier */
+    if (t1 < t0)
+        t1 = t0;
+    snprintf(note, sizeof note, "the last %s, %zu points of %s, max per column; both rows on one scale",
+             dur_str(span, sizeof span, t1 - t0), cnt, step_str(step, sizeof step, k->step_ms));
     title(f, o, "OVER TIME", note);
-    chart_row(f, o, "RSS", rss, n, max, d->series[d->nseries - 1].rss);
-    chart_row(f, o, "live", live, n, max, d->series[d->nseries - 1].live_req);
-    if (peak_col >= 0) {
+    chart_row(f, o, "RSS", rss, n, max, pt[cnt - 1].last.rss);
+    chart_row(f, o, "live", live, n, max, pt[cnt - 1].last.live_req);
+    if (peak_col >= 0)
         fprintf(f, "        %*s%s peak RSS\n", peak_col, "", o->utf8 ? "▲" : "^");
-    }
+    time_axis(f, d, o, t0, t1, n);
 }
 
 /* ---- Size classes ---- */

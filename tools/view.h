@@ -16,6 +16,8 @@ struct view_opts {
     int top;                   /* stacks per ranking (--top) */
     int frames;                /* frames shown per stack (--frames) */
     unsigned long_bucket;      /* "long-lived": age bucket above this (--min-age) */
+    uint64_t since_ns;         /* OVER TIME: this far back from the last sample
+                                  (--since); 0: the whole history */
 };
 
 /* The rankings of call sites that view_stacks and --stacks --json show. */

@@ -39,7 +39,7 @@ def delta(c, key):
 def hist_delta(c, key):
     old = {h["le_ns"]: h["count"] for h in b[c][key]} if c in b else {}
     return {h["le_ns"]: h["count"] - old.get(h["le_ns"], 0) for h in r[c][key]}
-assert ready["format_version"] == 1 and ready["sampling"]["live_bytes"] == "exact", ready["sampling"]
+assert ready["format_version"] == 2 and ready["sampling"]["live_bytes"] == "exact", ready["sampling"]
 assert ready["state"] == "alive", ready["state"]
 # A lifetime in lo..hi (the holder's own bounds, widened by the 50 us that
 # lifeclock allows between the two clocks) lies in a bucket (prev, le] that
@@ -251,7 +251,7 @@ err_case 2 "--watch=0: give seconds" "a bad --watch value" --watch=0 1
 
 cp "$TMP/saved.seg" "$TMP/v9.seg"
 printf '\011' | dd of="$TMP/v9.seg" bs=1 seek=8 conv=notrunc 2>/dev/null
-err_case 4 "segment format version 9; this shimdump reads version 3" "a segment of another format version" "$TMP/v9.seg"
+err_case 4 "segment format version 9; this shimdump reads version 4" "a segment of another format version" "$TMP/v9.seg"
 head -c 1000000 "$TMP/saved.seg" >"$TMP/short.seg"
 err_case 5 "truncated segment: 1000000 bytes of" "a truncated segment" "$TMP/short.seg"
 cp "$TMP/saved.seg" "$TMP/bad.seg"
@@ -260,8 +260,27 @@ err_case 5 "corrupt segment" "a segment whose offsets disagree" "$TMP/bad.seg"
 # (its first byte never one that starts JSON, which shimdump would try to read)
 { printf '\001'; head -c 4095 /dev/urandom; } >"$TMP/noise.seg"
 err_case 5 "not a mallocshim segment" "a file that is not a segment" "$TMP/noise.seg"
-sed 's/"format_version": 1/"format_version": 9/' "$TMP/glibc/ready.json" >"$TMP/v9.json"
+sed 's/"format_version": 2/"format_version": 9/' "$TMP/glibc/ready.json" >"$TMP/v9.json"
 err_case 4 "JSON format_version 9" "a JSON snapshot of another version" "$TMP/v9.json"
+# A snapshot of JSON format 1 (before history) still reads: its series is
+# its history.
+python3 - "$TMP/glibc/ready.json" "$TMP/v1.json" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["format_version"] = 1
+del d["history"]
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+EOF2
+check "$SD" --json "$TMP/v1.json" && python3 - "$TMP/out" "$TMP/glibc/ready.json" <<'EOF2'
+import json, sys
+d, orig = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert d["format_version"] == 2, d["format_version"]
+h = d["history"]
+assert len(h) == 1 and h[0]["step_ms"] == d["interval_ms"], h
+assert [p["t_ns"] for p in h[0]["points"]] == [s["t"] for s in d["series"]] == [s["t"] for s in orig["series"]]
+assert all(p["samples"] == 1 and p["rss_bytes_min"] == p["rss_bytes_max"] == p["rss_bytes"] for p in h[0]["points"])
+EOF2
+ok $? "a JSON snapshot of format 1 (no history) reads, its series as its one tier"
 head -c 2000 "$TMP/glibc/ready.json" >"$TMP/cut.json"
 err_case 5 "not a shimdump JSON snapshot" "a cut JSON snapshot" "$TMP/cut.json"
 
@@ -280,7 +299,7 @@ else
     skip "a segment of another user: permission denied" "needs root and setpriv"
 fi
 
-check "$SD" --version && grep -q '^shimdump [0-9.]* (segment format 3, JSON format 1)$' "$TMP/out"
+check "$SD" --version && grep -q '^shimdump [0-9.]* (segment format 4, JSON format 2)$' "$TMP/out"
 ok $? "--version"
 check "$SD" --help && grep -q '^Exit status: 0 ok; 1 no such process' "$TMP/out"
 ok $? "--help documents the exit codes"

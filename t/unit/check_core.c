@@ -159,6 +159,36 @@ START_TEST(conf_bad_input_keeps_defaults)
     ck_assert_int_eq(c.seed, 9223372036854775807L);
     c.seed = 0;
     c.set_mask = 0;
+    /* history: off, or up to three STEPxPOINTS with steps increasing */
+    {
+        static const char *const bad[] = { "history:", "history:10", "history:10x", "history:x5",
+            "history:1x100", "history:10x1", "history:10x1048577", "history:10x100/10x100",
+            "history:20x100/10x100", "history:2x2/3x2/4x2/5x2", "history:10x100/",
+            "history:/10x100", "history:10x100 60x100", "history:1000001x2", "history:on" };
+        char text[SEG_CONFIG_MAX];
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            ck_assert_int_eq(parse(&c, bad[i], &w), 1);
+            ck_assert_ptr_nonnull(strstr(w.last, "bad value"));
+            ck_assert_uint_eq(c.history_n, 2);
+            ck_assert_uint_eq(c.history_step[1], 60);
+        }
+        ck_assert_uint_eq(c.set_mask, 0);
+        ck_assert_int_eq(parse(&c, "history:2x2/3x1048576/1000000x7", &w), 0);
+        ck_assert_uint_eq(c.history_n, 3);
+        ck_assert_uint_eq(c.history_points[1], 1048576);
+        ck_assert_uint_eq(c.history_step[2], 1000000);
+        conf_format(&c, text, sizeof text);
+        ck_assert_str_eq(text, "backend:glibc,history:2x2/3x1048576/1000000x7");
+        ck_assert_int_eq(parse(&c, "history:off", &w), 0);
+        ck_assert_uint_eq(c.history_n, 0);
+        conf_format(&c, text, sizeof text);
+        ck_assert_str_eq(text, "backend:glibc,history:off");
+        conf_defaults(&c);
+        conf_format(&c, text, sizeof text);
+        ck_assert_str_eq(text, "backend:glibc");
+        ck_assert_uint_eq(c.history_n, 2);
+        ck_assert_uint_eq(c.history_step[0] * c.history_points[0], 86400);
+    }
     /* Several problems: one line each, good pairs still applied. */
     ck_assert_int_eq(parse(&c, "a:1,arenas:3,b:2", &w), 2);
     ck_assert_int_eq(w.n, 2);
@@ -384,6 +414,7 @@ START_TEST(seg_layout_and_validate)
     struct seg_geometry g;
     uint32_t v;
     seg_default_geometry(&g);
+    g.stack_depth = 16;   /* the default stacks:16 */
     ck_assert_int_eq(seg_layout(&h, &g), 0);
     h.magic = SEG_MAGIC;
     h.version = SEG_VERSION;
@@ -393,7 +424,41 @@ START_TEST(seg_layout_and_validate)
     ck_assert_uint_le(h.total_size - (uint64_t)h.ncslots * 4096, 16u << 20);
     ck_assert_uint_eq(h.ncslots + h.nslots, 4096);
     ck_assert_uint_eq(h.off_cslots % 4096, 0);
-    ck_assert_uint_eq(h.off_cslots + (uint64_t)h.ncslots * 4096, h.total_size);
+    /* the history after the counter slots: a day of 10 s points and a week
+     * of 1 min points at the default interval */
+    ck_assert_uint_eq(h.off_cslots + (uint64_t)h.ncslots * 4096, h.off_history);
+    ck_assert_uint_eq(h.ntiers, 2);
+    ck_assert_uint_eq((uint64_t)h.tier_step[0] * h.tier_cap[0], 86400);
+    ck_assert_uint_eq((uint64_t)h.tier_step[1] * h.tier_cap[1], 7 * 86400);
+    ck_assert_uint_eq(seg_tier_off(&h, 1), h.off_history + 64 + 8640ull * 192);
+    ck_assert_uint_eq((seg_tier_off(&h, 2) + 4095) & ~4095ull, h.total_size);
+    {
+        /* tiers: at most SEG_TIERS_MAX, steps from 2 and increasing, caps
+         * 2..2^20; a header naming a step beyond its tiers is refused */
+        static struct seg_header t;
+        struct seg_geometry b = g;
+        b.ntiers = SEG_TIERS_MAX + 1;
+        ck_assert_int_eq(seg_layout(&t, &b), EINVAL);
+        b = g;
+        b.tier_step[1] = b.tier_step[0];
+        ck_assert_int_eq(seg_layout(&t, &b), EINVAL);
+        b = g;
+        b.tier_step[0] = 1;
+        ck_assert_int_eq(seg_layout(&t, &b), EINVAL);
+        b = g;
+        b.tier_cap[1] = SEG_TIER_POINTS_MAX + 1;
+        ck_assert_int_eq(seg_layout(&t, &b), EINVAL);
+        b = g;
+        b.ntiers = 0;
+        ck_assert_int_eq(seg_layout(&t, &b), 0);
+        ck_assert_uint_lt(t.total_size, h.total_size);
+        t = h;
+        t.tier_step[2] = 100;
+        ck_assert_int_eq(seg_validate(&t, t.total_size, &v), EINVAL);
+        t = h;
+        t.tier_cap[0] += 1000;   /* the points would run past the file */
+        ck_assert_int_eq(seg_validate(&t, t.total_size, &v), EINVAL);
+    }
     ck_assert_uint_eq(h.off_slots % 64, 0);
     ck_assert_uint_eq(h.off_filter % 64, 0);
     ck_assert_int_eq(seg_validate(&h, h.total_size, &v), 0);
