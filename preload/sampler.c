@@ -207,12 +207,12 @@ static void sample_once(void)
 
     uint64_t n = series->head;
     seq_write(&samples[n % geo.series_cap], &smp, sizeof smp);
-    history_add(&smp);
     if (smp.rss > series->peak_rss) {
         series->peak_rss = smp.rss;
         series->peak_rss_ns = smp.t_ns;
     }
     __atomic_store_n(&series->head, n + 1, __ATOMIC_RELEASE);
+    history_add(&smp);
     __atomic_store_n(&seg->heartbeat_ns, smp.t_ns, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&sampler_mu);
     if (published == 0)

@@ -24,6 +24,7 @@ ok() {  # ok CONDITION-EXIT-STATUS DESCRIPTION
     else
         echo "not ok $tap_n - $2"
         tap_failed=$((tap_failed + 1))
+        return 1   # so that `ok $? WHAT || diag FILE` says why
     fi
 }
 

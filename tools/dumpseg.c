@@ -241,6 +241,26 @@ static void read_series(struct dump *d, const char *base, const struct seg_heade
             continue;   /* a hostile or half-made ring: no time, no sample */
         sample_from_seg(&d->series[d->nseries++], &s);
     }
+    /* A sample the sampler wrote after head was read lands on the oldest
+     * entries, whole and with a good seqlock. Sample i is overwritten by
+     * sample i + cap, which is complete once head passes it: drop what was
+     * copied from entries the ring has moved past meanwhile (the samples
+     * kept are the newest, copied last). The one being written now is the
+     * seqlock's, but for the instant between its last store and head's:
+     * then the oldest entry holds the newest sample. */
+    uint64_t now = ld(&sr->head), lost = 0;
+    if (now > h->series_cap && now - h->series_cap > head - n)
+        lost = now - h->series_cap - (head - n);
+    if (lost >= d->nseries) {
+        d->nseries = 0;
+    } else if (lost) {
+        memmove(d->series, d->series + lost, (d->nseries - lost) * sizeof *d->series);
+        d->nseries -= lost;
+    }
+    if (d->nseries >= 2 && n == h->series_cap && d->series[0].t_ns > d->series[d->nseries - 1].t_ns) {
+        memmove(d->series, d->series + 1, (d->nseries - 1) * sizeof *d->series);
+        d->nseries--;
+    }
 }
 
 /* Working memory of read_stacks, reachable from here so that a read cut

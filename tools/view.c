@@ -321,8 +321,14 @@ static void over_time(FILE *f, const struct dump *d, const struct view_opts *o)
     const struct dump_tier *k;
     const struct dump_sample *last = dump_last(d);
 
-    if (o->since_ns && last && last->t_ns > o->since_ns)
-        since = last->t_ns - o->since_ns;
+    /* The end: the latest sample, or a tier's newest point, read after
+     * the series when the process runs on. */
+    uint64_t end = last ? last->t_ns : 0;
+    for (size_t t = 0; t < d->ntiers && t < DUMP_TIERS_MAX; t++)
+        if (d->tiers[t].npoints && d->tiers[t].points[d->tiers[t].npoints - 1].last.t_ns > end)
+            end = d->tiers[t].points[d->tiers[t].npoints - 1].last.t_ns;
+    if (o->since_ns && end > o->since_ns)
+        since = end - o->since_ns;
     k = dump_tier_for(d, since);
     if (k)
         while (first < k->npoints && k->points[first].last.t_ns < since)
@@ -355,9 +361,15 @@ static void over_time(FILE *f, const struct dump *d, const struct view_opts *o)
                 peak_col = (int)col;
         }
     }
+    /* The window: from the first point's span (or from --since, when the
+     * tier held points before it) to the latest sample. */
     uint64_t t1 = pt[cnt - 1].last.t_ns, t0 = pt[0].last.t_ns;
     uint64_t span0 = (uint64_t)pt[0].samples * d->interval_ms * 1000000ull;
-    t0 = t0 > span0 ? t0 - span0 : 0;   /* the first point's span starts earlier */
+    t0 = t0 > span0 ? t0 - span0 : 0;
+    if (since && (first > 0 || t0 < since))
+        t0 = since;
+    if (end > t1)
+        t1 = end;
     if (t1 < t0)
         t1 = t0;
     snprintf(note, sizeof note, "the last %s, %zu points of %s, max per column; both rows on one scale",
