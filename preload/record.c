@@ -90,7 +90,7 @@ static inline __attribute__((always_inline)) int countdown_out(void)
 /* Out of line, below (the slow paths). */
 static void *malloc_slow(size_t n);
 static void *malloc_tracked(size_t n);
-static void uncount(size_t n);
+static void *uncount(size_t n);
 static void *alloc_slow(void *p, size_t req, size_t u, unsigned c, int is_realloc);
 static void free_slow(void *p, size_t u, unsigned c, int counted);
 
@@ -168,7 +168,7 @@ static void *rec_malloc_table(size_t n)
         return malloc_tracked(n);
     void *p = hot.malloc(n);
     if (unlikely(p == NULL))
-        uncount(n);
+        return uncount(n);   /* a tail call: no frame to keep p in */
     return p;
 }
 
@@ -351,7 +351,10 @@ static void *malloc_slow(size_t n)
 
 /* Takes back rec_malloc_table's count of a malloc of n that failed. */
 __attribute__((noinline))
-static void uncount(size_t n)
+/* Takes back rec_malloc_table's count of a malloc of n bytes that failed.
+ * Returns NULL, the failed malloc's result. */
+__attribute__((noinline))
+static void *uncount(size_t n)
 {
     size_t off;
     size_t u = uc_of(n, &off);
@@ -361,6 +364,7 @@ static void uncount(size_t n)
     own_add(&k->allocs, (uint64_t)-1);
     own_add(&k->usable_alloc, (uint64_t)0 - u);
     own_add(&k->req_bytes, (uint64_t)0 - n);
+    return NULL;
 }
 
 /* rec_malloc_table's malloc (counted already) whose countdown ran out. */
