@@ -72,7 +72,7 @@ static char *clock_str(char *dst, size_t cap, uint64_t real_ns)
     return dst;
 }
 
-static char *size_label(char *dst, size_t cap, unsigned c)
+char *view_class_label(char *dst, size_t cap, unsigned c)
 {
     char a[16], b[16];
     if (c == 0)
@@ -137,14 +137,7 @@ static void bar(FILE *f, const struct view_opts *o, double frac, int len)
 
 /* ---- The waterfall ---- */
 
-struct alloc_fig {
-    uint64_t in_use, footprint;
-    const char *in_use_name, *fp_name;
-};
-
-/* The backend's own figures for the waterfall: what it has handed out (as
- * it counts) and what it holds. */
-static int alloc_figures(const struct dump *d, const struct dump_sample *s, struct alloc_fig *a)
+int view_alloc_figures(const struct dump *d, const struct dump_sample *s, struct view_alloc *a)
 {
     if (!s)
         return 0;
@@ -192,10 +185,10 @@ static void waterfall(FILE *f, const struct dump *d, const struct view_opts *o)
 {
     const struct dump_sample *s = dump_last(d);
     const struct dump_class *t = &d->total;
-    struct alloc_fig a;
+    struct view_alloc a;
     char b1[24], b2[24], note[96];
     uint64_t req = t->live_req, top = t->live_usable;
-    int have_a = alloc_figures(d, s, &a);
+    int have_a = view_alloc_figures(d, s, &a);
 
     if (have_a && a.footprint > top)
         top = a.footprint;
@@ -473,7 +466,7 @@ static void size_classes(FILE *f, const struct dump *d, const struct view_opts *
         const struct dump_class *k = &d->cls[pick[i]];
         double waste = k->live_usable ? 1.0 - ratio(k->live_req, k->live_usable) : 0;
         fprintf(f, "  %-13s %8s %8s %8s %10s %10s %5.1f%%  ",
-                size_label(a, sizeof a, pick[i]), count_str(b, sizeof b, k->allocs),
+                view_class_label(a, sizeof a, pick[i]), count_str(b, sizeof b, k->allocs),
                 count_str(c, sizeof c, k->frees), count_str(e, sizeof e, k->live_count),
                 view_bytes(g, sizeof g, k->live_req), view_bytes(note, sizeof note, k->live_usable),
                 waste < 0 ? 0.0 : waste * 100);
@@ -543,7 +536,7 @@ static void heat_map(FILE *f, const struct dump *d, const struct view_opts *o, i
     for (int i = 0; i < n; i++) {
         const uint64_t *v = ages ? d->cls[pick[i]].age : d->cls[pick[i]].life;
         uint64_t sum = 0;
-        fprintf(f, "  %-13s ", size_label(a, sizeof a, pick[i]));
+        fprintf(f, "  %-13s ", view_class_label(a, sizeof a, pick[i]));
         for (unsigned k = 0; k < LIFEBUCKET_COUNT; k++) {
             fputs(shade(o, v[k], max), f);
             sum += v[k];
@@ -919,13 +912,13 @@ static void diff_ratio_row(FILE *f, const char *name, double a, double b)
 void view_diff(FILE *f, const struct dump *a, const struct dump *b, const struct view_opts *o)
 {
     const struct dump_sample *sa = dump_last(a), *sb = dump_last(b);
-    struct alloc_fig fa = { 0, 0, "", "" }, fb = { 0, 0, "", "" };
+    struct view_alloc fa = { 0, 0, "", "" }, fb = { 0, 0, "", "" };
     char la[40], lb[40];
     unsigned pick[SIZECLASS_COUNT];
     int n = 0;
 
-    alloc_figures(a, sa, &fa);
-    alloc_figures(b, sb, &fb);
+    view_alloc_figures(a, sa, &fa);
+    view_alloc_figures(b, sb, &fb);
     fprintf(f, "%sA%s  pid %u (%s) %s, %s %s; %s\n", on(o, BOLD), on(o, OFF), a->pid, a->comm,
             state_word(a->state), a->backend, a->backend_version, a->source);
     fprintf(f, "%sB%s  pid %u (%s) %s, %s %s; %s\n", on(o, BOLD), on(o, OFF), b->pid, b->comm,
@@ -962,7 +955,7 @@ void view_diff(FILE *f, const struct dump *a, const struct dump *b, const struct
           ? "the classes with the most live bytes in A or B (--all shows every one)" : NULL);
     for (int i = 0; i < n; i++) {
         char lab[40];
-        diff_row(f, size_label(lab, sizeof lab, pick[i]), a->cls[pick[i]].live_usable,
+        diff_row(f, view_class_label(lab, sizeof lab, pick[i]), a->cls[pick[i]].live_usable,
                  b->cls[pick[i]].live_usable, 1);
     }
 }

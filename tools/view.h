@@ -48,6 +48,22 @@ void view_list_row(FILE *f, const struct dump *d, const struct view_opts *o);
 /* The Prometheus text exposition of n dumps (one label set per process). */
 void view_prometheus(FILE *f, const struct dump *const *d, size_t n);
 
+/* The backend's own figures of the waterfall, from sample s: what it has
+ * handed out (as it counts) and what it holds, with their names for the
+ * views ("glibc in use (uordblks+hblkhd)"). */
+struct view_alloc {
+    uint64_t in_use, footprint;
+    const char *in_use_name, *fp_name;
+};
+
+/* Fills *a from sample s of d. Returns 1, or 0 (a untouched) when s is
+ * NULL or the backend is none of the three. */
+int view_alloc_figures(const struct dump *d, const struct dump_sample *s, struct view_alloc *a);
+
+/* The label of size class c: "<=16 B", "17-32 B", "8-10K", ">64.0 MiB".
+ * Returns dst. */
+char *view_class_label(char *dst, size_t cap, unsigned c);
+
 /* Formats bytes as "512 B", "16.0 KiB", "1.02 GiB". Returns dst. */
 char *view_bytes(char *dst, size_t cap, uint64_t v);
 
