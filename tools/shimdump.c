@@ -5,6 +5,7 @@
 #include "conf.h"
 #include "dump.h"
 #include "dumpmap.h"
+#include "html.h"
 #include "view.h"
 
 #include <ctype.h>
@@ -28,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum mode { M_VIEW, M_LIST, M_WATCH, M_EVENTS, M_JSON, M_PROM, M_DIFF, M_CLEAN };
+enum mode { M_VIEW, M_LIST, M_WATCH, M_EVENTS, M_JSON, M_PROM, M_DIFF, M_CLEAN, M_HTML };
 
 static struct {
     enum mode mode;
@@ -743,6 +744,54 @@ static int do_diff(const char *a, const char *b)
     return DX_OK;
 }
 
+/* --html: reads every input before writing anything, and builds the page
+ * in memory, so that a broken input leaves one line on stderr and nothing
+ * on stdout. */
+static int do_html(char **args, int nargs)
+{
+    struct dump d[HTML_INPUTS_MAX];
+    const struct dump *p[HTML_INPUTS_MAX];
+    struct html_opts ho;
+    struct view_opts vo;
+    char *buf = NULL;
+    size_t len = 0, n = 0;
+    FILE *mem;
+    int rc = DX_OK;
+
+    name_frames = 1;
+    for (int i = 0; i < nargs && rc == DX_OK; i++) {
+        struct target t;
+        if ((rc = target_open(&t, args[i])) != DX_OK)
+            break;
+        rc = target_read(&t, &d[n]);
+        dump_map_close(&t.map);
+        if (rc == DX_OK) {
+            p[n] = &d[n];
+            n++;
+        }
+    }
+    if (rc == DX_OK) {
+        view_setup(&vo);
+        ho.top = opt.top;
+        ho.frames = opt.frames;
+        ho.long_bucket = vo.long_bucket;
+        ho.now_ns = now_ns();
+        if ((mem = open_memstream(&buf, &len)) == NULL) {
+            rc = err(DX_SYS, "out of memory");
+        } else {
+            int hr = html_report(mem, p, n, &ho);
+            if (fclose(mem) != 0 || hr != 0)
+                rc = err(DX_SYS, "out of memory writing the page");
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        dump_free(&d[i]);
+    if (rc == DX_OK && (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0))
+        rc = err(DX_SYS, "standard output: %s", strerror(errno ? errno : EIO));
+    free(buf);
+    return rc;
+}
+
 static int do_clean(void)
 {
     size_t n, removed = 0, kept = 0;
@@ -1064,7 +1113,7 @@ static int parse_age(const char *s, uint64_t *ns)
 
 static void usage(FILE *f)
 {
-    fputs("usage: shimdump [OPTIONS] [PID | FILE]\n"
+    fputs("usage: shimdump [OPTIONS] [PID | FILE]...\n"
           "Shows the heap of a process that runs under libmallocshim.so, from its segment\n"
           "<dir>/mallocshim.<pid>, or a saved segment or JSON file.\n"
           "\n"
@@ -1079,6 +1128,8 @@ static void usage(FILE *f)
           "      --json-schema           the JSON schema's keys, one object per line\n"
           "  -p, --prometheus [PID...]   the Prometheus text format; every segment if none\n"
           "  -d, --diff A B              two pids or files side by side\n"
+          "      --html INPUT...         one self-contained HTML page (to stdout) of up to 8\n"
+          "                              pids or files side by side: charts and their tables\n"
           "      --clean                 remove your segments of processes that are gone\n"
           "  -s, --stacks                the call sites: top stacks by live bytes, by\n"
           "                              long-lived bytes and by allocation rate (with -j:\n"
@@ -1103,7 +1154,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     enum { O_NOFOLLOW_EV = 256, O_CLEAN, O_DIR, O_ASCII, O_COLOR, O_NOCOLOR, O_TOP, O_FRAMES,
-           O_MINAGE, O_SCHEMA, O_SINCE };
+           O_MINAGE, O_SCHEMA, O_SINCE, O_HTML };
     static const struct option longopts[] = {
         { "list", no_argument, NULL, 'l' },
         { "watch", optional_argument, NULL, 'w' },
@@ -1113,6 +1164,7 @@ int main(int argc, char **argv)
         { "json-schema", no_argument, NULL, O_SCHEMA },
         { "prometheus", no_argument, NULL, 'p' },
         { "diff", no_argument, NULL, 'd' },
+        { "html", no_argument, NULL, O_HTML },
         { "clean", no_argument, NULL, O_CLEAN },
         { "all", no_argument, NULL, 'a' },
         { "stacks", no_argument, NULL, 's' },
@@ -1157,6 +1209,7 @@ int main(int argc, char **argv)
         case 'j': opt.mode = M_JSON; modes++; break;
         case 'p': opt.mode = M_PROM; modes++; break;
         case 'd': opt.mode = M_DIFF; modes++; break;
+        case O_HTML: opt.mode = M_HTML; modes++; break;
         case O_CLEAN: opt.mode = M_CLEAN; modes++; break;
         case 'a': opt.all = 1; break;
         case 's': opt.stacks = 1; break;
@@ -1206,7 +1259,7 @@ int main(int argc, char **argv)
     }
     if (modes > 1)
         return err(DX_USAGE, "choose one of --list, --watch, --events, --json, --prometheus, "
-                             "--diff and --clean");
+                             "--diff, --html and --clean");
     find_dir();
     signal(SIGINT, on_stop);
     signal(SIGTERM, on_stop);
@@ -1228,6 +1281,10 @@ int main(int argc, char **argv)
         if (nargs != 2)
             return err(DX_USAGE, "--diff takes two pids or files");
         return do_diff(args[0], args[1]);
+    case M_HTML:
+        if (nargs < 1 || nargs > HTML_INPUTS_MAX)
+            return err(DX_USAGE, "--html takes 1 to %d pids or files", HTML_INPUTS_MAX);
+        return do_html(args, nargs);
     case M_VIEW:
         if (nargs == 0)
             return do_list();

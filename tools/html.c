@@ -1,0 +1,1778 @@
+/* html: the page of shimdump --html (see html.h). Every chart is inline SVG
+ * drawn here from the dumps, on a scale shared by all inputs, with one
+ * colour per input throughout; the numbers behind each chart follow it in a
+ * table, with exact values in data-* attributes for scripts and tests. */
+#include "config.h"
+
+#include "html.h"
+
+#include "view.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Laid out for a page 1200 px wide (readable at 1280); the SVGs scale. */
+#define PAGE_W 1160.0
+#define HALF_W 566.0
+#define BIN_PX 2.0          /* history: one column of points per 2 px */
+#define HEAT_ROWS_MAX 40    /* size classes drawn per heat map; the table has all */
+#define CLASS_BARS_MAX 16   /* size classes in the live-bytes chart */
+
+/* ---- Text ---- */
+
+/* s, HTML-escaped, its control and non-ASCII bytes replaced by '?' (text
+ * from a segment or a symbol table may hold any byte). */
+static void esc(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        switch (c) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default: fputc(c < 0x20 || c >= 0x7f ? '?' : c, f);
+        }
+    }
+}
+
+/* esc(), with a line-break opportunity after each comma and slash: for
+ * configs and paths in a narrow column. */
+static void esc_wbr(FILE *f, const char *s)
+{
+    char one[2] = { 0, 0 };
+    for (; *s; s++) {
+        one[0] = *s;
+        esc(f, one);
+        if (*s == ',' || *s == '/')
+            fputs("<wbr>", f);
+    }
+}
+
+static char *fmt_bytes(char *dst, size_t cap, uint64_t v)
+{
+    return view_bytes(dst, cap, v);
+}
+
+/* A count with three significant digits above 9999: "1234", "12.3K", "4.56M". */
+static char *fmt_count(char *dst, size_t cap, double v)
+{
+    static const char *const unit[] = { "K", "M", "G", "T", "P", "E" };
+    int u = -1;
+    if (v < 9999.5) {
+        snprintf(dst, cap, "%.0f", v);
+        return dst;
+    }
+    while (v >= 1000 && u < 5) {
+        v /= 1000;
+        u++;
+    }
+    snprintf(dst, cap, v >= 100 ? "%.0f%s" : v >= 10 ? "%.1f%s" : "%.2f%s", v, unit[u]);
+    return dst;
+}
+
+/* A duration: "850 ms", "42 s", "12 min 5 s", "3 h 20 min", "2 d 4 h". */
+static char *fmt_dur(char *dst, size_t cap, double s)
+{
+    if (s < 1)
+        snprintf(dst, cap, "%.0f ms", s * 1e3);
+    else if (s < 60)
+        snprintf(dst, cap, "%.0f s", s);
+    else if (s < 3600)
+        snprintf(dst, cap, "%.0f min %.0f s", floor(s / 60), fmod(floor(s), 60));
+    else if (s < 86400)
+        snprintf(dst, cap, "%.0f h %.0f min", floor(s / 3600), fmod(floor(s / 60), 60));
+    else
+        snprintf(dst, cap, "%.0f d %.0f h", floor(s / 86400), fmod(floor(s / 3600), 24));
+    return dst;
+}
+
+/* A time axis label, at a tick of a step chosen by time_ticks. */
+static char *fmt_tick_s(char *dst, size_t cap, double s)
+{
+    if (s == 0)
+        snprintf(dst, cap, "0");
+    else if (s < 60 && s != floor(s))
+        snprintf(dst, cap, "%.1f s", s);
+    else if (s < 120)
+        snprintf(dst, cap, "%.0f s", s);
+    else if (s < 7200 && fmod(s, 60) == 0)
+        snprintf(dst, cap, "%.0f min", s / 60);
+    else if (s < 7200)
+        snprintf(dst, cap, "%.0f:%02.0f", floor(s / 60), fmod(s, 60));
+    else if (s < 172800 && fmod(s, 3600) == 0)
+        snprintf(dst, cap, "%.0f h", s / 3600);
+    else if (s < 172800)
+        snprintf(dst, cap, "%.0f h %02.0f", floor(s / 3600), fmod(s / 60, 60));
+    else if (fmod(s, 86400) == 0)
+        snprintf(dst, cap, "%.0f d", s / 86400);
+    else
+        snprintf(dst, cap, "%.0f d %.0f h", floor(s / 86400), fmod(s / 3600, 24));
+    return dst;
+}
+
+/* CLOCK_REALTIME ns as "2026-12-01 23:29:43 UTC" (a page is read elsewhere). */
+static char *fmt_utc(char *dst, size_t cap, uint64_t ns)
+{
+    time_t t = (time_t)(ns / 1000000000ull);
+    struct tm tm;
+    if (!ns || !gmtime_r(&t, &tm) || !strftime(dst, cap, "%Y-%m-%d %H:%M:%S UTC", &tm))
+        snprintf(dst, cap, "-");
+    return dst;
+}
+
+/* The same, time of day only. */
+static char *fmt_hms(char *dst, size_t cap, uint64_t ns)
+{
+    time_t t = (time_t)(ns / 1000000000ull);
+    struct tm tm;
+    if (!ns || !gmtime_r(&t, &tm) || !strftime(dst, cap, "%H:%M:%S", &tm))
+        snprintf(dst, cap, "-");
+    return dst;
+}
+
+/* The bound of lifetime bucket b, short: "1 µs", "4.1 ms", "17 s", "4.5 min". */
+static char *fmt_bucket(char *dst, size_t cap, unsigned b)
+{
+    if (b >= LIFEBUCKET_LAST) {
+        char t[32];
+        snprintf(dst, cap, "> %s", fmt_bucket(t, sizeof t, LIFEBUCKET_LAST - 1));
+        return dst;
+    }
+    double ns = (double)lifebucket_max_ns(b);
+    if (ns < 1e6)
+        snprintf(dst, cap, "%.3g µs", ns / 1e3);
+    else if (ns < 1e9)
+        snprintf(dst, cap, "%.2g ms", ns / 1e6);
+    else if (ns < 60e9)
+        snprintf(dst, cap, "%.2g s", ns / 1e9);
+    else if (ns < 3600e9)
+        snprintf(dst, cap, "%.2g min", ns / 60e9);
+    else if (ns < 86400e9)
+        snprintf(dst, cap, "%.2g h", ns / 3600e9);
+    else
+        snprintf(dst, cap, "%.2g d", ns / 86400e9);
+    return dst;
+}
+
+/* A size class's label, "≤16 B" where the view writes "<=16 B". */
+static char *class_label(char *dst, size_t cap, unsigned c)
+{
+    char t[40];
+    view_class_label(t, sizeof t, c);
+    if (!strncmp(t, "<=", 2))
+        snprintf(dst, cap, "\u2264%s", t + 2);
+    else
+        snprintf(dst, cap, "%s", t);
+    return dst;
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+    return b ? (double)a / (double)b : 0.0;
+}
+
+/* ---- Colours ---- */
+
+/* Okabe and Ito's palette: told apart with the common colour-vision
+ * deficiencies. Input i has palette[i] on every chart. */
+static const char *const palette[HTML_INPUTS_MAX] = {
+    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#666666", "#A08C00",
+};
+
+struct rgb {
+    double r, g, b;
+};
+
+static struct rgb hex_rgb(const char *hex)
+{
+    unsigned v = (unsigned)strtoul(hex + 1, NULL, 16);
+    struct rgb c = { (double)(v >> 16 & 255), (double)(v >> 8 & 255), (double)(v & 255) };
+    return c;
+}
+
+/* A heat-map cell of `col` for frac in [0, 1]: a light tint at 0, the
+ * colour itself at 0.7, darker above, so that the busiest cells stand out
+ * for the light colours of the palette too. */
+static void heat_colour(char *dst, size_t cap, const char *col, double frac)
+{
+    struct rgb c = hex_rgb(col), w = { 255, 255, 255 }, k = { 0, 0, 0 }, a, b;
+    double m;
+    if (frac < 0)
+        frac = 0;
+    if (frac > 1)
+        frac = 1;
+    if (frac <= 0.7) {
+        a = w;
+        b = c;
+        m = 0.12 + 0.88 * frac / 0.7;
+    } else {
+        a = c;
+        b = k;
+        m = (frac - 0.7) / 0.3 * 0.45;
+    }
+    snprintf(dst, cap, "#%02x%02x%02x", (unsigned)(a.r + (b.r - a.r) * m + 0.5),
+             (unsigned)(a.g + (b.g - a.g) * m + 0.5), (unsigned)(a.b + (b.b - a.b) * m + 0.5));
+}
+
+/* ---- Inputs ---- */
+
+/* One point of the history as drawn: the span of one or more points of a
+ * tier (or samples of the series), oldest first. */
+struct hpt {
+    uint64_t t_ns;                  /* the span's last sample, CLOCK_REALTIME */
+    uint64_t rss, rss_min, rss_max;
+    uint64_t live, live_max;        /* live requested bytes: last, highest */
+    uint64_t be[6];                 /* the backend's figures of the last sample */
+    uint64_t samples;
+};
+
+struct input {
+    const struct dump *d;
+    const char *colour;
+    char label[160];                /* plain text, escaped when written */
+    struct hpt *pts;                /* the whole history (malloc'ed), oldest first */
+    size_t npts;
+    size_t nfine;                   /* the last nfine points are the series itself */
+    const struct dump_sample *last;
+    struct view_alloc a;
+    int have_a;
+};
+
+static void point_from_sample(struct hpt *p, const struct dump_sample *s)
+{
+    memset(p, 0, sizeof *p);
+    p->t_ns = s->t_ns;
+    p->rss = p->rss_min = p->rss_max = s->rss;
+    p->live = p->live_max = s->live_req;
+    memcpy(p->be, s->be, sizeof p->be);
+    p->samples = 1;
+}
+
+/* The whole history of in->d: the points of each coarser tier from before
+ * the finer ones begin, then the finer ones; the series when the dump has
+ * no tiers. Returns 0 or ENOMEM. */
+static int history(struct input *in)
+{
+    const struct dump *d = in->d;
+    size_t cap = 0;
+
+    in->pts = NULL;
+    in->npts = in->nfine = 0;
+    if (d->ntiers > 0) {
+        size_t nt = d->ntiers < DUMP_TIERS_MAX ? d->ntiers : DUMP_TIERS_MAX;
+        uint64_t cut[DUMP_TIERS_MAX], first = UINT64_MAX;
+        for (size_t t = 0; t < nt; t++) {
+            cut[t] = first;   /* tier t is drawn only before the finer tiers begin */
+            if (d->tiers[t].npoints && d->tiers[t].points[0].last.t_ns < first)
+                first = d->tiers[t].points[0].last.t_ns;
+            cap += d->tiers[t].npoints;
+        }
+        if (cap && !(in->pts = malloc(cap * sizeof *in->pts)))
+            return ENOMEM;
+        for (size_t t = nt; t-- > 0;) {
+            const struct dump_tier *tr = &d->tiers[t];
+            for (size_t i = 0; i < tr->npoints; i++) {
+                const struct dump_point *q = &tr->points[i];
+                struct hpt *p;
+                if (q->last.t_ns >= cut[t])
+                    continue;
+                p = &in->pts[in->npts++];
+                point_from_sample(p, &q->last);
+                p->rss_min = q->rss_min < q->last.rss ? q->rss_min : q->last.rss;
+                p->rss_max = q->rss_max > q->last.rss ? q->rss_max : q->last.rss;
+                p->live_max = q->live_req_max > q->last.live_req ? q->live_req_max : q->last.live_req;
+                p->samples = q->samples;
+                if (t == 0)
+                    in->nfine++;
+            }
+        }
+        return 0;
+    }
+    if (d->nseries && !(in->pts = malloc(d->nseries * sizeof *in->pts)))
+        return ENOMEM;
+    for (size_t i = 0; i < d->nseries; i++)
+        point_from_sample(&in->pts[in->npts++], &d->series[i]);
+    in->nfine = in->npts;
+    return 0;
+}
+
+/* "k:v" pairs of a config string that tell inputs apart in a label; the
+ * shim's paths and switches that every input of a comparison shares are
+ * left out. */
+static int label_key(const char *pair, size_t n)
+{
+    static const char *const skip[] = { "backend:", "record:", "shm_dir:", "seed:", NULL };
+    for (int i = 0; skip[i]; i++)
+        if (n >= strlen(skip[i]) && !strncmp(pair, skip[i], strlen(skip[i])))
+            return 0;
+    return 1;
+}
+
+/* Whether the config string cfg holds the pair p[0..n). */
+static int has_pair(const char *cfg, const char *p, size_t n)
+{
+    for (const char *s = cfg; *s;) {
+        size_t len = strcspn(s, ",");
+        if (len == n && !strncmp(s, p, n))
+            return 1;
+        s += len;
+        if (*s == ',')
+            s++;
+    }
+    return 0;
+}
+
+/* Labels: the backend, and the config pairs not shared by every input
+ * ("glibc arenas:1"); the pid too where two labels would be the same. */
+static void make_labels(struct input *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct dump *d = in[i].d;
+        size_t len;
+        snprintf(in[i].label, sizeof in[i].label, "%s", d->backend[0] ? d->backend : "?");
+        for (const char *s = d->config; *s;) {
+            size_t pl = strcspn(s, ",");
+            int shared = 1;
+            for (size_t k = 0; k < n && shared; k++)
+                shared = has_pair(in[k].d->config, s, pl);
+            len = strlen(in[i].label);
+            if (n > 1 && !shared && label_key(s, pl) && len + pl + 2 < sizeof in[i].label)
+                snprintf(in[i].label + len, sizeof in[i].label - len, " %.*s", (int)pl, s);
+            s += pl;
+            if (*s == ',')
+                s++;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < n; k++)
+            if (k != i && !strcmp(in[i].label, in[k].label) && in[i].d->pid != in[k].d->pid) {
+                /* k is renamed below, in its own turn */
+                size_t len = strlen(in[i].label);
+                snprintf(in[i].label + len, sizeof in[i].label - len, " (pid %u)", in[i].d->pid);
+                break;
+            }
+}
+
+/* Seconds since the process started, at t_ns. */
+static double since_start(const struct dump *d, uint64_t t_ns)
+{
+    return t_ns > d->start_ns ? (double)(t_ns - d->start_ns) / 1e9 : 0;
+}
+
+/* The time the figures are as of: now for a live process, else its last sample. */
+static uint64_t as_of(const struct dump *d)
+{
+    return d->state == DS_ALIVE ? d->snap_ns : d->heartbeat_ns ? d->heartbeat_ns : d->snap_ns;
+}
+
+/* ---- Scales ---- */
+
+struct scale {
+    double v0, v1;       /* values */
+    double p0, p1;       /* pixels */
+};
+
+static double at(const struct scale *s, double v)
+{
+    if (s->v1 == s->v0)
+        return s->p0;
+    return s->p0 + (v - s->v0) * (s->p1 - s->p0) / (s->v1 - s->v0);
+}
+
+/* Ticks of a byte axis from 0: the step (1, 2, 2.5 or 5 times a power of
+ * ten in KiB, MiB, GiB...) that gives about 5 ticks, and the axis's top. */
+struct byte_ticks {
+    double unit, step, top;
+    const char *uname;
+    int n;
+};
+
+static void byte_ticks(uint64_t vmax, struct byte_ticks *t)
+{
+    static const char *const names[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+    double v = vmax ? (double)vmax : 1048576.0, raw, mag, r;
+    int u = 0;
+    t->unit = 1;
+    while (v >= t->unit * 1024 && u < 5) {
+        t->unit *= 1024;
+        u++;
+    }
+    t->uname = names[u];
+    raw = v / t->unit / 5;
+    mag = pow(10, floor(log10(raw)));
+    r = raw / mag;
+    t->step = (r <= 1 ? 1 : r <= 2 ? 2 : r <= 2.5 ? 2.5 : r <= 5 ? 5 : 10) * mag;
+    if (u == 0 && t->step < 1)
+        t->step = 1;
+    t->n = (int)ceil(v / t->unit / t->step - 1e-9);
+    if (t->n < 1)
+        t->n = 1;
+    t->top = t->n * t->step * t->unit;
+}
+
+static char *fmt_tick_bytes(char *dst, size_t cap, const struct byte_ticks *t, int i)
+{
+    double v = i * t->step;
+    if (i == 0)
+        snprintf(dst, cap, "0");
+    else
+        snprintf(dst, cap, v == floor(v) ? "%.0f %s" : "%.1f %s", v, t->uname);
+    return dst;
+}
+
+/* The step of a time axis over `span` seconds: at most 8 ticks. */
+static double time_step(double span)
+{
+    static const double steps[] = { 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900,
+                                    1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800,
+                                    345600, 604800, 1209600, 2419200 };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+        if (span / steps[i] <= 8)
+            return steps[i];
+    return span / 8;
+}
+
+/* Draws the frame of a chart: horizontal grid lines and labels of a byte
+ * axis (y), vertical ones of a time axis (x, seconds since start), and the
+ * axis titles. */
+static void axes_time_bytes(FILE *f, const struct scale *x, const struct scale *y,
+                            const struct byte_ticks *bt, const char *xtitle)
+{
+    char b[48];
+    fputs("<g class=\"ax\">", f);
+    for (int i = 0; i <= bt->n; i++) {
+        double py = at(y, i * bt->step * bt->unit);
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"%s/>", x->p0, x->p1, py,
+                py, i == 0 ? " class=\"base\"" : "");
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>", x->p0 - 8, py + 4,
+                fmt_tick_bytes(b, sizeof b, bt, i));
+    }
+    double step = time_step(x->v1 - x->v0);
+    for (double v = ceil(x->v0 / step - 1e-9) * step; v <= x->v1 + 1e-9; v += step) {
+        double px = at(x, v);
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"v\"/>", px, px,
+                y->p0, y->p0 + 5);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>", px, y->p0 + 19,
+                fmt_tick_s(b, sizeof b, v));
+    }
+    fprintf(f, "<text class=\"at\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (x->p0 + x->p1) / 2,
+            y->p0 + 38);
+    esc(f, xtitle);
+    fputs("</text></g>\n", f);
+}
+
+/* ---- The page's frame ---- */
+
+static const char css[] =
+    ":root{--ink:#1c2230;--muted:#5d6677;--faint:#8a93a3;--rule:#dfe3e8;--wash:#f5f7f9}\n"
+    "*{box-sizing:border-box}\n"
+    "html{background:#fff}\n"
+    "body{margin:0;color:var(--ink);font:15px/1.5 system-ui,-apple-system,\"Segoe UI\",Roboto,"
+    "\"Helvetica Neue\",\"DejaVu Sans\",Arial,sans-serif;font-variant-numeric:tabular-nums;"
+    "-webkit-print-color-adjust:exact;print-color-adjust:exact}\n"
+    "main{max-width:1200px;margin:0 auto;padding:28px 20px 56px}\n"
+    "h1{font-size:26px;line-height:1.2;margin:0 0 2px;font-weight:700;letter-spacing:-.01em}\n"
+    "h2{font-size:20px;line-height:1.3;margin:44px 0 2px;padding-top:14px;"
+    "border-top:1px solid var(--rule);font-weight:650}\n"
+    "h3{font-size:15px;margin:22px 0 2px;font-weight:650}\n"
+    "h4{font-size:14px;margin:0 0 4px;font-weight:600}\n"
+    "p{margin:4px 0 8px;max-width:88ch}\n"
+    ".sub,.lead,.note{color:var(--muted)}\n"
+    ".sub{margin:0 0 18px;font-size:14px}\n"
+    ".note{font-size:13px}\n"
+    "nav{font-size:13px;margin:10px 0 0;color:var(--muted)}\n"
+    "nav a{color:inherit;margin-right:14px;text-decoration:none;border-bottom:1px solid var(--rule)}\n"
+    ".sw{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:7px;"
+    "vertical-align:-1px}\n"
+    ".legend{font-size:13px;color:var(--muted);margin:2px 0 6px;display:flex;flex-wrap:wrap;"
+    "gap:4px 18px;align-items:center}\n"
+    ".legend span{white-space:nowrap}\n"
+    ".legend svg{display:inline-block;width:26px;height:10px;vertical-align:0;margin-right:5px}\n"
+    "figure{margin:8px 0 0}\n"
+    "svg{display:block;width:100%;height:auto;overflow:visible}\n"
+    "svg text{font-family:inherit;font-size:12px;fill:var(--ink)}\n"
+    ".ax line{stroke:#e6e9ed;stroke-width:1}\n"
+    ".ax line.base,.ax line.v{stroke:#9aa3b0}\n"
+    ".ax text{fill:var(--muted);font-size:11.5px}\n"
+    ".ax text.at{fill:var(--muted);font-size:12px}\n"
+    "text.lab{font-size:12.5px}\n"
+    "text.val{font-size:12px;fill:var(--ink)}\n"
+    "text.dim{fill:var(--muted);font-size:11.5px}\n"
+    ".grid{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:18px 32px}\n"
+    ".grid.one{grid-template-columns:minmax(0,1fr)}\n"
+    "table{border-collapse:collapse;font-size:13px;margin:6px 0 4px}\n"
+    "th,td{padding:3px 9px;text-align:right;border-bottom:1px solid #eceef2;white-space:nowrap;"
+    "vertical-align:top}\n"
+    "thead th{font-weight:600;color:var(--muted);border-bottom:1px solid var(--rule);"
+    "vertical-align:bottom}\n"
+    "tbody th{font-weight:500}\n"
+    ".l{text-align:left}\n"
+    "caption{caption-side:top;text-align:left;font-weight:600;padding:4px 0;color:var(--ink)}\n"
+    "details{margin:6px 0 0}\n"
+    "details>summary{cursor:pointer;color:var(--muted);font-size:13px}\n"
+    "details .scroll{overflow-x:auto;max-height:460px;overflow-y:auto;border:1px solid #eceef2;"
+    "padding:0 6px;margin-top:4px}\n"
+    "table.inputs td,table.inputs th{vertical-align:top}\n"
+    "table.inputs .cfg{display:block;font-size:12px;color:var(--faint);white-space:normal;"
+    "max-width:46ch}\n"
+    "ul.notes{margin:6px 0 0;padding-left:18px;font-size:13px;color:#8a4b00}\n"
+    ".warn{color:#8a4b00}\n"
+    ".sites td{white-space:normal}\n"
+    ".sites td.n{white-space:nowrap}\n"
+    ".bar{display:block;height:8px;border-radius:2px;margin-top:4px;min-width:1px}\n"
+    ".frames{margin:0;padding:0;list-style:none;font:12px/1.5 \"DejaVu Sans Mono\",ui-monospace,"
+    "SFMono-Regular,Menlo,Consolas,monospace;text-align:left}\n"
+    ".frames li{overflow-wrap:anywhere}\n"
+    ".frames .obj,.frames .src{color:var(--faint)}\n"
+    ".frames details>summary{font:inherit}\n"
+    "footer{margin-top:48px;font-size:12px;color:var(--faint)}\n"
+    "@media print{\n"
+    "  @page{size:A4 landscape;margin:12mm}\n"
+    "  body{font-size:10pt}\n"
+    "  main{max-width:none;padding:0}\n"
+    "  nav,details{display:none}\n"
+    "  h2{break-after:avoid;margin-top:18px}\n"
+    "  h3{break-after:avoid}\n"
+    "  figure,table,.panel,tr{break-inside:avoid}\n"
+    "}\n";
+
+static void page_start(FILE *f, const struct input *in, size_t n, const struct html_opts *o)
+{
+    char when[48];
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n", f);
+    fprintf(f, "<meta name=\"generator\" content=\"shimdump %s\">\n<title>Heap report: ",
+            PACKAGE_VERSION);
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || strcmp(in[i].d->comm, in[i - 1].d->comm)) {
+            fputs(i ? ", " : "", f);
+            esc(f, in[i].d->comm);
+        }
+    }
+    fputs(" (", f);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ", " : "", f);
+        esc(f, in[i].label);
+    }
+    fprintf(f, ")</title>\n<style>\n%s</style>\n</head>\n<body>\n<main>\n", css);
+    fputs("<header>\n<h1>Heap report: ", f);
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || strcmp(in[i].d->comm, in[i - 1].d->comm)) {
+            fputs(i ? ", " : "", f);
+            esc(f, in[i].d->comm);
+        }
+    fputs("</h1>\n", f);
+    fprintf(f, "<p class=\"sub\">mallocshim heap report, %zu input%s, made by shimdump %s on %s</p>\n",
+            n, n == 1 ? "" : "s", PACKAGE_VERSION, fmt_utc(when, sizeof when, o->now_ns));
+}
+
+static void swatch(FILE *f, const struct input *in)
+{
+    fprintf(f, "<span class=\"sw\" style=\"background:%s\"></span>", in->colour);
+}
+
+/* The legend of inputs that a chart draws: a swatch and its label each. */
+static void input_legend(FILE *f, const struct input *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        fputs("<span>", f);
+        swatch(f, &in[i]);
+        esc(f, in[i].label);
+        fputs("</span>", f);
+    }
+}
+
+static const char *state_text(int s)
+{
+    switch (s) {
+    case DS_ALIVE: return "alive";
+    case DS_EXITED: return "exited";
+    case DS_DEAD: return "dead";
+    default: return "from a file";
+    }
+}
+
+/* The inputs, one row each, with the figures a comparison starts from,
+ * and the notes that qualify them. */
+static void inputs_table(FILE *f, const struct input *in, size_t n)
+{
+    char a[48], b[48], c[48];
+    fputs("<table class=\"inputs\">\n<caption>Inputs</caption>\n<thead><tr>"
+          "<th class=\"l\" scope=\"col\">input</th><th class=\"l\" scope=\"col\">process</th>"
+          "<th class=\"l\" scope=\"col\">state</th><th class=\"l\" scope=\"col\">backend</th>"
+          "<th scope=\"col\">up</th><th class=\"l\" scope=\"col\">sampling</th>"
+          "<th scope=\"col\">RSS</th><th scope=\"col\">peak RSS</th>"
+          "<th scope=\"col\">live requested</th><th scope=\"col\">RSS &divide; live</th>"
+          "</tr></thead>\n<tbody>\n", f);
+    for (size_t i = 0; i < n; i++) {
+        const struct dump *d = in[i].d;
+        const struct dump_sample *s = in[i].last;
+        char ver[SEG_BACKEND_VERSION_MAX];
+        snprintf(ver, sizeof ver, "%.*s", (int)strcspn(d->backend_version, "- "), d->backend_version);
+        fprintf(f, "<tr data-input=\"%zu\"><th class=\"l\" scope=\"row\">", i);
+        swatch(f, &in[i]);
+        esc(f, in[i].label);
+        fputs("<span class=\"cfg\">", f);
+        esc_wbr(f, d->config);
+        fputs("</span></th><td class=\"l\">", f);
+        fprintf(f, "%u (", d->pid);
+        esc(f, d->comm);
+        fputs(")<span class=\"cfg\">", f);
+        esc_wbr(f, d->source);
+        fprintf(f, "</span></td><td class=\"l%s\">%s%s</td><td class=\"l\">",
+                d->state == DS_DEAD || d->state == DS_EXITED ? " warn" : "", state_text(d->state),
+                d->saved ? ", saved" : "");
+        esc(f, d->backend);
+        fputc(' ', f);
+        esc(f, ver);
+        fprintf(f, "</td><td>%s</td><td class=\"l\">",
+                fmt_dur(a, sizeof a, since_start(d, as_of(d))));
+        if (d->sample <= 1)
+            fputs("every block", f);
+        else
+            fprintf(f, "1 in %u blocks", d->sample);
+        fprintf(f, "<span class=\"cfg\">a sample every %u ms</span></td>", d->interval_ms);
+        if (s)
+            fprintf(f, "<td data-bytes=\"%llu\">%s</td>", (unsigned long long)s->rss,
+                    fmt_bytes(a, sizeof a, s->rss));
+        else
+            fputs("<td>no sample</td>", f);
+        fprintf(f, "<td>%s</td><td>%s</td><td>%s</td></tr>\n",
+                d->peak_rss ? fmt_bytes(b, sizeof b, d->peak_rss) : "-",
+                fmt_bytes(c, sizeof c, d->total.live_req),
+                s && d->total.live_req ? (snprintf(a, sizeof a, "%.2f", ratio(s->rss, d->total.live_req)), a)
+                                       : "-");
+    }
+    fputs("</tbody>\n</table>\n", f);
+}
+
+/* What qualifies an input's figures, as the one-screen view says it. */
+static void input_notes(FILE *f, const struct input *in, size_t n)
+{
+    int any = 0;
+    char a[48], b[48];
+    for (size_t i = 0; i < n; i++) {
+        const struct dump *d = in[i].d;
+        const char *why[10];
+        int k = 0;
+        char saved[96], gone[160], drop[96];
+        if (d->saved) {
+            snprintf(saved, sizeof saved, "a saved snapshot, taken at %s", fmt_utc(a, sizeof a, d->snap_ns));
+            why[k++] = saved;
+        }
+        if (d->state == DS_DEAD || d->state == DS_EXITED) {
+            snprintf(gone, sizeof gone, "%s: the figures are as of its last sample, %s",
+                     d->state == DS_DEAD ? "the process is gone without exiting normally"
+                                         : "the process has exited",
+                     fmt_utc(b, sizeof b, d->heartbeat_ns));
+            why[k++] = gone;
+        }
+        if (d->inherited)
+            why[k++] = "a fork child's segment: counts from before the fork are approximate";
+        if (d->copy && d->state == DS_ALIVE)
+            why[k++] = "read from the copy in the segment directory, not the live segment";
+        if (d->copy_stale)
+            why[k++] = "the copy could not be written since then (a full file system?): the figures are stale";
+        if (!d->consistent)
+            why[k++] = "some figures kept changing while read; they are as close as could be read";
+        if (!d->counts_ok)
+            why[k++] = "some classes count more frees than allocations (a corrupt or torn segment)";
+        if (d->dropped) {
+            snprintf(drop, sizeof drop, "%llu tracked allocations found the table full and are "
+                     "not in the heat maps", (unsigned long long)d->dropped);
+            why[k++] = drop;
+        }
+        for (int j = 0; j < k; j++) {
+            if (!any++)
+                fputs("<ul class=\"notes\">\n", f);
+            fputs("<li>", f);
+            swatch(f, &in[i]);
+            esc(f, in[i].label);
+            fputs(": ", f);
+            esc(f, why[j]);
+            fputs("</li>\n", f);
+        }
+    }
+    if (any)
+        fputs("</ul>\n", f);
+}
+
+/* An <svg> opening tag, with its title and description for screen readers. */
+static void svg_open(FILE *f, const char *id, double w, double h, const char *title, const char *desc)
+{
+    fprintf(f, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-labelledby=\"%s-t %s-d\">"
+               "<title id=\"%s-t\">",
+            w, h, id, id, id);
+    esc(f, title);
+    fprintf(f, "</title><desc id=\"%s-d\">", id);
+    esc(f, desc);
+    fputs("</desc>\n", f);
+}
+
+/* ---- Where the memory goes ---- */
+
+enum wf_fig { WF_REQ, WF_USABLE, WF_INUSE, WF_FOOT, WF_RSS, WF_PEAK, WF_COUNT };
+
+static const char *const wf_key[WF_COUNT] = { "live_req", "live_usable", "alloc_in_use",
+                                              "alloc_footprint", "rss", "peak_rss" };
+static const char *const wf_name[WF_COUNT] = { "live requested", "live usable",
+                                               "allocator: in use", "allocator: holds",
+                                               "process RSS", "peak RSS" };
+static const char *const wf_what[WF_COUNT] = {
+    "what the program asked for", "rounded up to the allocator's sizes",
+    "handed out, as the allocator counts", "its arenas, heaps or extents",
+    "resident memory, now", "the highest RSS seen",
+};
+
+static int wf_value(const struct input *in, enum wf_fig k, uint64_t *v)
+{
+    const struct dump *d = in->d;
+    switch (k) {
+    case WF_REQ: *v = d->total.live_req; return 1;
+    case WF_USABLE: *v = d->total.live_usable; return 1;
+    case WF_INUSE: *v = in->a.in_use; return in->have_a;
+    case WF_FOOT: *v = in->a.footprint; return in->have_a;
+    case WF_RSS: *v = in->last ? in->last->rss : 0; return in->last != NULL;
+    case WF_PEAK: *v = d->peak_rss; return d->peak_rss != 0;
+    default: return 0;
+    }
+}
+
+static void waterfall(FILE *f, const struct input *in, size_t n)
+{
+    const double lab_w = 190, bar_x = 200, right = 150, bar_h = n > 4 ? 12 : 15, gap = 3, pad = 14;
+    double row_h = (double)n * bar_h + (double)(n - 1) * gap + pad, top = 8;
+    double h = top + WF_COUNT * row_h + 40;
+    uint64_t vmax = 0, v;
+    struct byte_ticks bt;
+    struct scale x, y;
+    char a[48], b[48];
+
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < WF_COUNT; k++)
+            if (wf_value(&in[i], (enum wf_fig)k, &v) && v > vmax)
+                vmax = v;
+    byte_ticks(vmax, &bt);
+    x.v0 = 0;
+    x.v1 = bt.top;
+    x.p0 = bar_x;
+    x.p1 = PAGE_W - right;
+    y.p0 = top + WF_COUNT * row_h;
+
+    fputs("<section id=\"waterfall\">\n<h2>Where the memory goes</h2>\n<p class=\"lead\">From the "
+          "bytes the program asked for to what the process holds in RAM, each step as bytes and as "
+          "a multiple of live requested bytes. The gap between two steps is what that layer costs: "
+          "size-class rounding, the allocator's free memory and metadata, and everything else in "
+          "the process.</p>\n<figure>\n<div class=\"legend\">", f);
+    input_legend(f, in, n);
+    fputs("</div>\n", f);
+    svg_open(f, "wf", PAGE_W, h, "Where the memory goes",
+             "Horizontal bars per step, one per input, on one byte scale.");
+    /* the grid and the axis, under the bars */
+    fputs("<g class=\"ax\">", f);
+    for (int i = 0; i <= bt.n; i++) {
+        double px = at(&x, i * bt.step * bt.unit);
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"%s/>", px, px, top - 4,
+                y.p0, i == 0 ? " class=\"base\"" : "");
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>", px, y.p0 + 16,
+                fmt_tick_bytes(a, sizeof a, &bt, i));
+    }
+    fprintf(f, "<text class=\"at\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">bytes (%s)</text></g>\n",
+            (x.p0 + x.p1) / 2, y.p0 + 34, bt.uname);
+    for (int k = 0; k < WF_COUNT; k++) {
+        double ry = top + k * row_h;
+        fprintf(f, "<text class=\"lab\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-weight=\"600\">%s</text>",
+                lab_w - 6, ry + 12, wf_name[k]);
+        fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                lab_w - 6, ry + 27, wf_what[k]);
+        for (size_t i = 0; i < n; i++) {
+            double by = ry + (double)i * (bar_h + gap);
+            uint64_t req = in[i].d->total.live_req;
+            if (!wf_value(&in[i], (enum wf_fig)k, &v)) {
+                fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\">no sample yet</text>\n",
+                        bar_x + 4, by + bar_h - 3);
+                continue;
+            }
+            double w = at(&x, (double)v) - x.p0;
+            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"2\" fill=\"%s\"%s>"
+                       "<title>", x.p0, by, w < 1 ? 1 : w, bar_h, in[i].colour,
+                    k == WF_PEAK ? " fill-opacity=\"0.45\"" : "");
+            esc(f, in[i].label);
+            fputs(": ", f);
+            if (k == WF_INUSE || k == WF_FOOT)
+                esc(f, k == WF_INUSE ? in[i].a.in_use_name : in[i].a.fp_name);
+            else
+                fputs(wf_name[k], f);
+            fprintf(f, " %s</title></rect>", fmt_bytes(a, sizeof a, v));
+            if (req)
+                snprintf(b, sizeof b, "  %.2f\u00d7", ratio(v, req));
+            else
+                b[0] = '\0';
+            fprintf(f, "<text class=\"val\" x=\"%.1f\" y=\"%.1f\">%s<tspan class=\"dim\" "
+                       "fill=\"#5d6677\">%s</tspan></text>\n",
+                    x.p0 + (w < 1 ? 1 : w) + 6, by + bar_h - 3.5, fmt_bytes(a, sizeof a, v), b);
+        }
+    }
+    fputs("</svg>\n", f);
+
+    /* The numbers, always shown: they are the report's headline. */
+    fputs("<table class=\"wf\">\n<caption>Where the memory goes: bytes, and the multiple of live "
+          "requested bytes</caption>\n<thead><tr><th class=\"l\" scope=\"col\">step</th>", f);
+    for (size_t i = 0; i < n; i++) {
+        fputs("<th scope=\"col\">", f);
+        swatch(f, &in[i]);
+        esc(f, in[i].label);
+        fputs("</th>", f);
+    }
+    fputs("</tr></thead>\n<tbody>\n", f);
+    for (int k = 0; k < WF_COUNT; k++) {
+        fprintf(f, "<tr data-fig=\"%s\"><th class=\"l\" scope=\"row\">%s</th>", wf_key[k], wf_name[k]);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t req = in[i].d->total.live_req;
+            if (!wf_value(&in[i], (enum wf_fig)k, &v)) {
+                fprintf(f, "<td data-input=\"%zu\">-</td>", i);
+                continue;
+            }
+            fprintf(f, "<td data-input=\"%zu\" data-bytes=\"%llu\">%s", i, (unsigned long long)v,
+                    fmt_bytes(a, sizeof a, v));
+            if (req)
+                fprintf(f, " <span class=\"note\">(%.2f\u00d7)</span>", ratio(v, req));
+            fputs("</td>", f);
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</tbody>\n</table>\n<p class=\"note\">", f);
+    for (size_t i = 0; i < n; i++) {
+        int dup = 0;
+        for (size_t k = 0; k < i; k++)
+            dup |= in[k].d->backend_id == in[i].d->backend_id;
+        if (!in[i].have_a || dup)
+            continue;
+        fputs("Allocator figures of ", f);
+        esc(f, in[i].d->backend);
+        fputs(": in use is ", f);
+        esc(f, in[i].a.in_use_name);
+        fputs(", holds is ", f);
+        esc(f, in[i].a.fp_name);
+        fputs(". ", f);
+    }
+    fputs("Live requested bytes are exact with sample:1, else estimated from the tracked blocks; "
+          "live usable bytes are always exact.</p>\n</figure>\n</section>\n", f);
+}
+
+/* ---- Over time ---- */
+
+/* The points of input `in` binned into columns of BIN_PX pixels on x (of
+ * seconds since its start): each bin the span of the points that fall in
+ * it, its extremes the extremes of theirs, the rest the last point's.
+ * Points from index `from` on. Returns the bins (malloc'ed) and their
+ * count in *nb, or NULL with *nb 0 (none, or no memory: *oom set). */
+static struct hpt *bin_points(const struct input *in, size_t from, const struct scale *x,
+                              size_t *nb, int *oom)
+{
+    struct hpt *out;
+    long prev = -1;
+    *nb = 0;
+    if (from >= in->npts)
+        return NULL;
+    if (!(out = malloc((in->npts - from) * sizeof *out))) {
+        *oom = 1;
+        return NULL;
+    }
+    for (size_t i = from; i < in->npts; i++) {
+        const struct hpt *p = &in->pts[i];
+        long col = (long)floor((at(x, since_start(in->d, p->t_ns)) - x->p0) / BIN_PX);
+        if (*nb && col == prev) {
+            struct hpt *q = &out[*nb - 1];
+            uint64_t mn = q->rss_min < p->rss_min ? q->rss_min : p->rss_min;
+            uint64_t mx = q->rss_max > p->rss_max ? q->rss_max : p->rss_max;
+            uint64_t lm = q->live_max > p->live_max ? q->live_max : p->live_max;
+            uint64_t ns = q->samples + p->samples;
+            *q = *p;
+            q->rss_min = mn;
+            q->rss_max = mx;
+            q->live_max = lm;
+            q->samples = ns;
+        } else {
+            out[(*nb)++] = *p;
+        }
+        prev = col;
+    }
+    return out;
+}
+
+static void polyline(FILE *f, const struct hpt *b, size_t n, const struct input *in,
+                     const struct scale *x, const struct scale *y, size_t field, const char *attrs)
+{
+    fputs("<polyline fill=\"none\" points=\"", f);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = field == 0 ? b[i].rss : field == 1 ? b[i].live : b[i].be[field - 2];
+        fprintf(f, "%s%.1f,%.1f", i ? " " : "", at(x, since_start(in->d, b[i].t_ns)), at(y, (double)v));
+    }
+    fprintf(f, "\" %s/>\n", attrs);
+}
+
+/* A band between two figures of the bins (lo: rss_min or live; hi:
+ * rss_max or live_max), when they differ anywhere. */
+static void band(FILE *f, const struct hpt *b, size_t n, const struct input *in,
+                 const struct scale *x, const struct scale *y, int live, double opacity)
+{
+    int differ = 0;
+    for (size_t i = 0; i < n && !differ; i++)
+        differ = live ? b[i].live_max != b[i].live : b[i].rss_max != b[i].rss_min;
+    if (!differ)
+        return;
+    fputs("<polygon points=\"", f);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s%.1f,%.1f", i ? " " : "", at(x, since_start(in->d, b[i].t_ns)),
+                at(y, (double)(live ? b[i].live_max : b[i].rss_max)));
+    for (size_t i = n; i-- > 0;)
+        fprintf(f, " %.1f,%.1f", at(x, since_start(in->d, b[i].t_ns)),
+                at(y, (double)(live ? b[i].live : b[i].rss_min)));
+    fprintf(f, "\" fill=\"%s\" fill-opacity=\"%.2f\" stroke=\"none\"/>\n", in->colour, opacity);
+}
+
+/* The x scale shared by the inputs' histories (from index from_fine: only
+ * their series), in seconds since each process started: from 0 when the
+ * history reaches near the start, else from its oldest point. */
+static void time_scale(const struct input *in, size_t n, int fine, double p0, double p1,
+                       struct scale *x)
+{
+    double lo = INFINITY, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t from = fine ? in[i].npts - in[i].nfine : 0;
+        if (from >= in[i].npts)
+            continue;
+        double a = since_start(in[i].d, in[i].pts[from].t_ns);
+        double b = since_start(in[i].d, in[i].pts[in[i].npts - 1].t_ns);
+        if (a < lo)
+            lo = a;
+        if (b > hi)
+            hi = b;
+    }
+    if (!(lo <= hi))
+        lo = hi = 0;
+    if (lo < 0.1 * hi)
+        lo = 0;
+    if (hi - lo < 1)
+        hi = lo + 1;
+    x->v0 = lo;
+    x->v1 = hi;
+    x->p0 = p0;
+    x->p1 = p1;
+}
+
+/* The highest RSS or live bytes of the history (and the peak RSS). */
+static uint64_t history_max(const struct input *in, size_t n, int fine)
+{
+    uint64_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = fine ? in[i].npts - in[i].nfine : 0; k < in[i].npts; k++) {
+            const struct hpt *p = &in[i].pts[k];
+            if (p->rss_max > m)
+                m = p->rss_max;
+            if (p->live_max > m)
+                m = p->live_max;
+        }
+        if (!fine && in[i].d->peak_rss > m)
+            m = in[i].d->peak_rss;
+    }
+    return m;
+}
+
+static void legend_line(FILE *f, const char *dash, double width, const char *text)
+{
+    fprintf(f, "<span><svg viewBox=\"0 0 26 10\" aria-hidden=\"true\"><line x1=\"1\" x2=\"25\" "
+               "y1=\"5\" y2=\"5\" stroke=\"#1c2230\" stroke-width=\"%.1f\"%s%s%s/></svg>%s</span>",
+            width, *dash ? " stroke-dasharray=\"" : "", dash, *dash ? "\"" : "", text);
+}
+
+/* One chart of RSS and live requested bytes, all inputs on one scale; the
+ * whole history, or (fine) the series alone. Its table follows. Returns 0
+ * or ENOMEM. */
+static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
+{
+    const double h = 360, top = 12, left = 78, right = 24, bottom = 48;
+    struct scale x, y;
+    struct byte_ticks bt;
+    char a[48], b[48], c[48], e[48], id[32];
+    int oom = 0;
+    struct hpt *bins[HTML_INPUTS_MAX] = { NULL };
+    size_t nb[HTML_INPUTS_MAX] = { 0 };
+
+    snprintf(id, sizeof id, "hist%d", fine);
+    time_scale(in, n, fine, left, PAGE_W - right, &x);
+    byte_ticks(history_max(in, n, fine), &bt);
+    y.v0 = 0;
+    y.v1 = bt.top;
+    y.p0 = h - bottom;
+    y.p1 = top;
+    for (size_t i = 0; i < n && !oom; i++)
+        bins[i] = bin_points(&in[i], fine ? in[i].npts - in[i].nfine : 0, &x, &nb[i], &oom);
+    if (oom)
+        goto out;
+
+    fprintf(f, "<figure id=\"%s\">\n<h3>%s</h3>\n", fine ? "recent" : "history",
+            fine ? "The series: one point per sample" : "RSS and live requested bytes, the whole history");
+    if (!fine)
+        fputs("<p class=\"note\">The coarser points of the history are spans of many samples: a band "
+              "shows the lowest and highest RSS within each, and live bytes at their highest, so "
+              "that no spike is lost. The dot marks the peak RSS.</p>\n", f);
+    fputs("<div class=\"legend\">", f);
+    input_legend(f, in, n);
+    legend_line(f, "", 2, "RSS");
+    legend_line(f, "5 3", 1.8, "live requested");
+    fputs("</div>\n", f);
+    svg_open(f, id, PAGE_W, h, fine ? "RSS and live requested bytes per sample"
+                                    : "RSS and live requested bytes over the whole history",
+             "Lines per input over time since each process started; bands show extremes within a point.");
+    axes_time_bytes(f, &x, &y, &bt, "time since the process started");
+    for (size_t i = 0; i < n; i++) {
+        char attr[160];
+        if (!nb[i])
+            continue;
+        band(f, bins[i], nb[i], &in[i], &x, &y, 0, 0.20);
+        band(f, bins[i], nb[i], &in[i], &x, &y, 1, 0.12);
+        snprintf(attr, sizeof attr, "stroke=\"%s\" stroke-width=\"2\" stroke-linejoin=\"round\"", in[i].colour);
+        polyline(f, bins[i], nb[i], &in[i], &x, &y, 0, attr);
+        snprintf(attr, sizeof attr, "stroke=\"%s\" stroke-width=\"1.8\" stroke-dasharray=\"5 3\" "
+                 "stroke-linejoin=\"round\"", in[i].colour);
+        polyline(f, bins[i], nb[i], &in[i], &x, &y, 1, attr);
+        if (nb[i] == 1) {
+            /* one point makes no line: a dot */
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
+                    at(&x, since_start(in[i].d, bins[i][0].t_ns)), at(&y, (double)bins[i][0].rss),
+                    in[i].colour);
+        }
+    }
+    for (size_t i = 0; i < n && !fine; i++) {
+        const struct dump *d = in[i].d;
+        double px = at(&x, since_start(d, d->peak_rss_ns));
+        if (!d->peak_rss || px < x.p0 - 0.5 || px > x.p1 + 0.5)
+            continue;
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#fff\" stroke=\"%s\" "
+                   "stroke-width=\"2\"><title>",
+                px, at(&y, (double)d->peak_rss), in[i].colour);
+        esc(f, in[i].label);
+        fprintf(f, ": peak RSS %s at %s</title></circle>\n", fmt_bytes(a, sizeof a, d->peak_rss),
+                fmt_tick_s(b, sizeof b, since_start(d, d->peak_rss_ns)));
+    }
+    fputs("</svg>\n", f);
+
+    /* The table: the bins drawn, per input. */
+    fputs("<details><summary>The numbers behind this chart</summary><div class=\"scroll\">\n", f);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "<table data-input=\"%zu\" data-kind=\"%s\">\n<caption>", i, fine ? "series" : "history");
+        esc(f, in[i].label);
+        fprintf(f, ": RSS and live requested bytes, %zu point%s (each row the span of the points "
+                   "drawn in one column)</caption>\n<thead><tr><th class=\"l\" scope=\"col\">time</th>"
+                   "<th scope=\"col\">since start</th><th scope=\"col\">samples</th>"
+                   "<th scope=\"col\">RSS</th><th scope=\"col\">RSS lowest</th>"
+                   "<th scope=\"col\">RSS highest</th><th scope=\"col\">live requested</th>"
+                   "<th scope=\"col\">live highest</th></tr></thead>\n<tbody>\n",
+                nb[i], nb[i] == 1 ? "" : "s");
+        for (size_t k = 0; k < nb[i]; k++) {
+            const struct hpt *p = &bins[i][k];
+            fprintf(f, "<tr data-t=\"%llu\" data-rss=\"%llu\" data-rss-min=\"%llu\" "
+                       "data-rss-max=\"%llu\" data-live=\"%llu\" data-live-max=\"%llu\">"
+                       "<th class=\"l\" scope=\"row\">%s</th><td>%s</td><td>%llu</td>",
+                    (unsigned long long)p->t_ns, (unsigned long long)p->rss,
+                    (unsigned long long)p->rss_min, (unsigned long long)p->rss_max,
+                    (unsigned long long)p->live, (unsigned long long)p->live_max,
+                    fmt_hms(a, sizeof a, p->t_ns), fmt_tick_s(b, sizeof b, round(since_start(in[i].d, p->t_ns))),
+                    (unsigned long long)p->samples);
+            fprintf(f, "<td>%s</td><td>%s</td><td>%s</td>", fmt_bytes(a, sizeof a, p->rss),
+                    fmt_bytes(b, sizeof b, p->rss_min), fmt_bytes(c, sizeof c, p->rss_max));
+            fprintf(f, "<td>%s</td><td>%s</td></tr>\n", fmt_bytes(a, sizeof a, p->live),
+                    fmt_bytes(e, sizeof e, p->live_max));
+        }
+        fputs("</tbody>\n</table>\n", f);
+    }
+    fputs("</div></details>\n</figure>\n", f);
+out:
+    for (size_t i = 0; i < n; i++)
+        free(bins[i]);
+    return oom ? ENOMEM : 0;
+}
+
+/* Whether field k of the backend's statistics is bytes (glibc's arena
+ * count is not). */
+static int be_bytes(int backend_id, unsigned k)
+{
+    return *dump_be_field(backend_id, k) && !(backend_id == SEG_BACKEND_GLIBC && k == 5);
+}
+
+/* Line styles of the backend's fields in a panel: all in the input's
+ * colour, told apart by dash, weight and shade (and named in the legend);
+ * what the backend has handed out gets the boldest. */
+struct line_style {
+    const char *dash;
+    double width;
+    double shade;          /* < 0: toward black, > 0: toward white */
+};
+
+static const struct line_style styles[6] = {
+    { "", 2.6, 0 }, { "", 1.5, -0.5 }, { "6 3", 1.8, 0 }, { "2 2.2", 2.0, -0.5 },
+    { "9 3 2 3", 1.6, 0.45 }, { "14 4", 1.6, 0.45 },
+};
+
+static const struct line_style *be_style(int backend_id, unsigned k)
+{
+    static const unsigned char map[3][6] = { { 1, 2, 3, 4, 0, 5 }, { 0, 2, 1, 4, 3, 5 },
+                                             { 0, 1, 2, 3, 4, 5 } };
+    return &styles[backend_id >= 0 && backend_id <= 2 && k < 6 ? map[backend_id][k] : 5];
+}
+
+/* col toward black (amount < 0) or white (> 0). */
+static void shade(char *dst, size_t cap, const char *col, double amount)
+{
+    struct rgb c = hex_rgb(col);
+    double t = amount < 0 ? 0 : 255, m = fabs(amount);
+    snprintf(dst, cap, "#%02x%02x%02x", (unsigned)(c.r + (t - c.r) * m + 0.5),
+             (unsigned)(c.g + (t - c.g) * m + 0.5), (unsigned)(c.b + (t - c.b) * m + 0.5));
+}
+
+/* The attributes of field k's line: stroke, width, dashes. */
+static void be_attrs(char *dst, size_t cap, const struct input *in, unsigned k)
+{
+    const struct line_style *st = be_style(in->d->backend_id, k);
+    char col[16];
+    shade(col, sizeof col, in->colour, st->shade);
+    snprintf(dst, cap, "stroke=\"%s\" stroke-width=\"%.1f\"%s%s%s", col, st->width,
+             *st->dash ? " stroke-dasharray=\"" : "", st->dash, *st->dash ? "\"" : "");
+}
+
+/* The allocator's own figures over time: a panel per input, on one scale. */
+static int allocator_charts(FILE *f, const struct input *in, size_t n)
+{
+    const double w = n == 1 ? PAGE_W : HALF_W, h = 270, top = 10, left = 70, right = 16, bottom = 46;
+    struct scale x, y;
+    struct byte_ticks bt;
+    uint64_t vmax = 0;
+    int oom = 0;
+    char a[48], id[32];
+
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < in[i].npts; k++) {
+            for (unsigned j = 0; j < 6; j++)
+                if (be_bytes(in[i].d->backend_id, j) && in[i].pts[k].be[j] > vmax)
+                    vmax = in[i].pts[k].be[j];
+            if (in[i].pts[k].rss > vmax)
+                vmax = in[i].pts[k].rss;
+        }
+    time_scale(in, n, 0, left, w - right, &x);
+    byte_ticks(vmax, &bt);
+    y.v0 = 0;
+    y.v1 = bt.top;
+    y.p0 = h - bottom;
+    y.p1 = top;
+
+    fputs("<section id=\"allocator\">\n<h2>The allocator's own figures over time</h2>\n"
+          "<p class=\"lead\">Each backend's statistics as it reports them at every sample "
+          "(glibc: mallinfo2; jemalloc: stats.*; tcmalloc: its numeric properties), with the "
+          "process's RSS in grey for reference. Every panel has the same scales.</p>\n", f);
+    fprintf(f, "<div class=\"grid%s\">\n", n == 1 ? " one" : "");
+    for (size_t i = 0; i < n; i++) {
+        const struct dump *d = in[i].d;
+        size_t nb = 0;
+        struct hpt *b = bin_points(&in[i], 0, &x, &nb, &oom);
+        if (oom)
+            return ENOMEM;
+        snprintf(id, sizeof id, "be%zu", i);
+        fputs("<figure class=\"panel\">\n<h4>", f);
+        swatch(f, &in[i]);
+        esc(f, in[i].label);
+        fputs("</h4>\n<div class=\"legend\">", f);
+        for (unsigned j = 0; j < 6; j++) {
+            char text[160];
+            if (!be_bytes(d->backend_id, j))
+                continue;
+            be_attrs(text, sizeof text, &in[i], j);
+            fprintf(f, "<span><svg viewBox=\"0 0 26 10\" aria-hidden=\"true\"><line x1=\"1\" x2=\"25\" "
+                       "y1=\"5\" y2=\"5\" %s/></svg>", text);
+            esc(f, dump_be_field(d->backend_id, j));
+            fputs("</span>", f);
+        }
+        fputs("<span><svg viewBox=\"0 0 26 10\" aria-hidden=\"true\"><line x1=\"1\" x2=\"25\" y1=\"5\" "
+              "y2=\"5\" stroke=\"#b4bac4\" stroke-width=\"3\"/></svg>RSS</span></div>\n", f);
+        svg_open(f, id, w, h, "The allocator's own figures over time", in[i].label);
+        axes_time_bytes(f, &x, &y, &bt, "time since the process started");
+        if (nb) {
+            polyline(f, b, nb, &in[i], &x, &y, 0, "stroke=\"#b4bac4\" stroke-width=\"3\"");
+            for (unsigned j = 0; j < 6; j++) {
+                char attr[160];
+                if (!be_bytes(d->backend_id, j))
+                    continue;
+                be_attrs(attr, sizeof attr, &in[i], j);
+                strcat(attr, " stroke-linejoin=\"round\"");
+                polyline(f, b, nb, &in[i], &x, &y, 2 + j, attr);
+            }
+        } else {
+            fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">no sample yet</text>",
+                    (x.p0 + x.p1) / 2, (y.p0 + y.p1) / 2);
+        }
+        fputs("</svg>\n", f);
+        fputs("<details><summary>The numbers behind this chart</summary><div class=\"scroll\">\n", f);
+        fprintf(f, "<table data-input=\"%zu\" data-kind=\"backend\">\n<caption>", i);
+        esc(f, in[i].label);
+        fputs(": the backend's statistics over time (each row the last sample of the points drawn in "
+              "one column)</caption>\n<thead><tr><th class=\"l\" scope=\"col\">since start</th>", f);
+        for (unsigned j = 0; j < 6; j++)
+            if (*dump_be_field(d->backend_id, j)) {
+                fputs("<th scope=\"col\">", f);
+                esc(f, dump_be_field(d->backend_id, j));
+                fputs("</th>", f);
+            }
+        fputs("</tr></thead>\n<tbody>\n", f);
+        for (size_t k = 0; k < nb; k++) {
+            fprintf(f, "<tr data-t=\"%llu\"><th class=\"l\" scope=\"row\">%s</th>",
+                    (unsigned long long)b[k].t_ns,
+                    fmt_tick_s(a, sizeof a, round(since_start(d, b[k].t_ns))));
+            for (unsigned j = 0; j < 6; j++) {
+                if (!*dump_be_field(d->backend_id, j))
+                    continue;
+                fprintf(f, "<td data-field=\"%s\" data-v=\"%llu\">", dump_be_field(d->backend_id, j),
+                        (unsigned long long)b[k].be[j]);
+                if (be_bytes(d->backend_id, j))
+                    fputs(fmt_bytes(a, sizeof a, b[k].be[j]), f);
+                else
+                    fprintf(f, "%llu", (unsigned long long)b[k].be[j]);
+                fputs("</td>", f);
+            }
+            fputs("</tr>\n", f);
+        }
+        fputs("</tbody>\n</table>\n</div></details>\n</figure>\n", f);
+        free(b);
+    }
+    fputs("</div>\n</section>\n", f);
+    return 0;
+}
+
+/* ---- Size classes ---- */
+
+/* The classes of the live-bytes chart: the CLASS_BARS_MAX with the most
+ * live usable bytes in any input, in size order. Returns how many. */
+static int pick_live_classes(const struct input *in, size_t n, unsigned *out)
+{
+    uint64_t key[SIZECLASS_COUNT];
+    int m = 0;
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+        key[c] = 0;
+        for (size_t i = 0; i < n; i++)
+            if (in[i].d->cls[c].live_usable > key[c])
+                key[c] = in[i].d->cls[c].live_usable;
+    }
+    for (int k = 0; k < CLASS_BARS_MAX; k++) {
+        int best = -1;
+        for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
+            if (key[c] && (best < 0 || key[c] > key[best]))
+                best = (int)c;
+        if (best < 0)
+            break;
+        out[m++] = (unsigned)best;
+        key[best] = 0;
+    }
+    for (int i = 1; i < m; i++)
+        for (int k = i; k > 0 && out[k - 1] > out[k]; k--) {
+            unsigned t = out[k];
+            out[k] = out[k - 1];
+            out[k - 1] = t;
+        }
+    return m;
+}
+
+static void class_chart(FILE *f, const struct input *in, size_t n)
+{
+    unsigned pick[CLASS_BARS_MAX];
+    int m = pick_live_classes(in, n, pick);
+    const double lab_w = 110, right = 130, bar_h = n > 4 ? 6 : n > 2 ? 8 : 11, gap = 2, pad = 8;
+    double row_h = (double)n * bar_h + (double)(n - 1) * gap + pad, top = 6, h;
+    uint64_t vmax = 0;
+    struct byte_ticks bt;
+    struct scale x;
+    char a[48], b[48];
+
+    fputs("<section id=\"classes\">\n<h2>Live bytes by size class</h2>\n<p class=\"lead\">Usable "
+          "bytes of the blocks live now, per class of usable size (exact), for the classes that "
+          "hold the most in any input.</p>\n", f);
+    if (m == 0) {
+        fputs("<p class=\"note\">No live blocks.</p>\n</section>\n", f);
+        return;
+    }
+    for (int k = 0; k < m; k++)
+        for (size_t i = 0; i < n; i++)
+            if (in[i].d->cls[pick[k]].live_usable > vmax)
+                vmax = in[i].d->cls[pick[k]].live_usable;
+    byte_ticks(vmax, &bt);
+    x.v0 = 0;
+    x.v1 = bt.top;
+    x.p0 = lab_w;
+    x.p1 = PAGE_W - right;
+    h = top + m * row_h + 40;
+    fputs("<figure>\n<div class=\"legend\">", f);
+    input_legend(f, in, n);
+    fputs("</div>\n", f);
+    svg_open(f, "cls", PAGE_W, h, "Live usable bytes by size class",
+             "Horizontal bars per size class, one per input, on one byte scale.");
+    fputs("<g class=\"ax\">", f);
+    double yb = top + m * row_h;
+    for (int i = 0; i <= bt.n; i++) {
+        double px = at(&x, i * bt.step * bt.unit);
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"%s/>", px, px, top - 2, yb,
+                i == 0 ? " class=\"base\"" : "");
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>", px, yb + 16,
+                fmt_tick_bytes(a, sizeof a, &bt, i));
+    }
+    fprintf(f, "<text class=\"at\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">live usable bytes (%s)"
+               "</text></g>\n", (x.p0 + x.p1) / 2, yb + 34, bt.uname);
+    for (int k = 0; k < m; k++) {
+        double ry = top + k * row_h;
+        fprintf(f, "<text class=\"lab\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", lab_w - 8,
+                ry + (row_h - pad) / 2 + 4.5, class_label(a, sizeof a, pick[k]));
+        for (size_t i = 0; i < n; i++) {
+            uint64_t v = in[i].d->cls[pick[k]].live_usable;
+            double by = ry + (double)i * (bar_h + gap), w = at(&x, (double)v) - x.p0;
+            if (!v)
+                continue;
+            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
+                    x.p0, by, w < 1 ? 1 : w, bar_h, in[i].colour);
+            esc(f, in[i].label);
+            fprintf(f, ", %s: %s live usable</title></rect>", a, fmt_bytes(b, sizeof b, v));
+            /* every bar's value where bars are tall enough, else the row's largest */
+            int biggest = 1;
+            for (size_t k2 = 0; k2 < n; k2++)
+                biggest &= in[k2].d->cls[pick[k]].live_usable <= v;
+            if (bar_h >= 8 || biggest)
+                fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\" font-size=\"%.1f\">%s</text>",
+                        x.p0 + (w < 1 ? 1 : w) + 5, bar_h >= 8 ? by + bar_h - 0.5 : ry + (row_h - pad) / 2 + 4,
+                        bar_h >= 8 ? 10.5 : 11.0, fmt_bytes(b, sizeof b, v));
+            fputc('\n', f);
+        }
+    }
+    fputs("</svg>\n<details><summary>The numbers behind this chart, every class</summary>"
+          "<div class=\"scroll\">\n<table data-kind=\"classes\">\n<caption>Per size class: "
+          "allocations, live blocks, live requested and usable bytes</caption>\n<thead><tr>"
+          "<th class=\"l\" scope=\"col\">usable size</th>", f);
+    for (size_t i = 0; i < n; i++) {
+        fputs("<th scope=\"col\">", f);
+        swatch(f, &in[i]);
+        esc(f, in[i].label);
+        fputs(": allocations</th><th scope=\"col\">live</th><th scope=\"col\">live requested</th>"
+              "<th scope=\"col\">live usable</th>", f);
+    }
+    fputs("</tr></thead>\n<tbody>\n", f);
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+        int any = 0;
+        for (size_t i = 0; i < n; i++)
+            any |= in[i].d->cls[c].allocs != 0 || in[i].d->cls[c].live_count != 0;
+        if (!any)
+            continue;
+        fprintf(f, "<tr data-class=\"%u\"><th class=\"l\" scope=\"row\">%s</th>", c,
+                class_label(a, sizeof a, c));
+        for (size_t i = 0; i < n; i++) {
+            const struct dump_class *k = &in[i].d->cls[c];
+            char e[48];
+            fprintf(f, "<td data-input=\"%zu\" data-allocs=\"%llu\">%s</td><td data-live-count=\"%llu\">%s</td>",
+                    i, (unsigned long long)k->allocs, fmt_count(a, sizeof a, (double)k->allocs),
+                    (unsigned long long)k->live_count, fmt_count(b, sizeof b, (double)k->live_count));
+            fprintf(f, "<td data-live-bytes=\"%llu\">%s</td><td data-live-usable=\"%llu\">%s</td>",
+                    (unsigned long long)k->live_req, fmt_bytes(a, sizeof a, k->live_req),
+                    (unsigned long long)k->live_usable, fmt_bytes(e, sizeof e, k->live_usable));
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</tbody>\n</table>\n</div></details>\n</figure>\n</section>\n", f);
+}
+
+/* ---- Heat maps ---- */
+
+static const uint64_t *heat_row(const struct dump *d, unsigned c, int ages)
+{
+    return ages ? d->cls[c].age : d->cls[c].life;
+}
+
+static uint64_t heat_sum(const struct dump *d, unsigned c, int ages)
+{
+    uint64_t s = 0;
+    for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++)
+        s += heat_row(d, c, ages)[b];
+    return s;
+}
+
+/* The estimate of a tracked count: times the sample rate. */
+static double scaled(const struct dump *d, uint64_t v)
+{
+    return (double)v * (d->sample ? d->sample : 1);
+}
+
+/* The classes with any count in any input, in size order; the
+ * HEAT_ROWS_MAX with the most (estimated) blocks in any when more. */
+static int pick_heat_classes(const struct input *in, size_t n, int ages, unsigned *out, int *more)
+{
+    double key[SIZECLASS_COUNT];
+    int m = 0, all = 0;
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+        key[c] = 0;
+        for (size_t i = 0; i < n; i++) {
+            double s = scaled(in[i].d, heat_sum(in[i].d, c, ages));
+            if (s > key[c])
+                key[c] = s;
+        }
+        all += key[c] > 0;
+    }
+    for (int k = 0; k < HEAT_ROWS_MAX; k++) {
+        int best = -1;
+        for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
+            if (key[c] > 0 && (best < 0 || key[c] > key[best]))
+                best = (int)c;
+        if (best < 0)
+            break;
+        out[m++] = (unsigned)best;
+        key[best] = 0;
+    }
+    for (int i = 1; i < m; i++)
+        for (int k = i; k > 0 && out[k - 1] > out[k]; k--) {
+            unsigned t = out[k];
+            out[k] = out[k - 1];
+            out[k - 1] = t;
+        }
+    *more = all - m;
+    return m;
+}
+
+static void heat_maps(FILE *f, const struct input *in, size_t n, int ages)
+{
+    unsigned pick[HEAT_ROWS_MAX];
+    int more, m = pick_heat_classes(in, n, ages, pick, &more);
+    const double w = n == 1 ? 760 : HALF_W, left = 84, right = 62, top = 26, rh = 13;
+    double cw = (w - left - right) / LIFEBUCKET_COUNT, h = top + (m ? m : 1) * rh + 58;
+    double vmax = 0;
+    char a[48], b[48], num[48], col[16], id[32];
+    const char *what = ages ? "age" : "lifetime";
+    /* bucket 0 is <= 1 us: the labels sit on the bounds 1 us, 1 ms, 1 s... */
+    static const unsigned ticks[] = { 0, 5, 10, 14, 17, 19 };
+
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < m; k++)
+            for (unsigned bk = 0; bk < LIFEBUCKET_COUNT; bk++) {
+                double v = scaled(in[i].d, heat_row(in[i].d, pick[k], ages)[bk]);
+                if (v > vmax)
+                    vmax = v;
+            }
+
+    fprintf(f, "<section id=\"%s\">\n<h2>%s</h2>\n", ages ? "ages" : "lifetimes",
+            ages ? "Ages of live blocks" : "Lifetimes of freed blocks");
+    fprintf(f, "<p class=\"lead\">%s, by size class (rows) and %s (columns, a log scale: each column "
+               "4 times the one before). Cells are estimated blocks (tracked blocks times the sample "
+               "rate), coloured on one log scale for every input.%s</p>\n",
+            ages ? "Blocks still live, by how long ago they were allocated"
+                 : "Blocks freed since the start, by how long they lived",
+            what, ages ? " Long-lived blocks on the right are what a cache keeps; a class that "
+                         "reaches far right and grows is where to look for a leak." : "");
+    if (m == 0) {
+        fprintf(f, "<p class=\"note\">No tracked %s yet.</p>\n</section>\n", ages ? "live blocks" : "frees");
+        return;
+    }
+    if (more)
+        fprintf(f, "<p class=\"note\">The %d classes with the most blocks; %d more are in the tables.</p>\n",
+                m, more);
+    fprintf(f, "<div class=\"grid%s\">\n", n == 1 ? " one" : "");
+    for (size_t i = 0; i < n; i++) {
+        const struct dump *d = in[i].d;
+        snprintf(id, sizeof id, "%s%zu", ages ? "age" : "life", i);
+        fputs("<figure class=\"panel\">\n<h4>", f);
+        swatch(f, &in[i]);
+        esc(f, in[i].label);
+        fprintf(f, "</h4>\n");
+        svg_open(f, id, w, h, ages ? "Ages of live blocks by size class" : "Lifetimes of freed blocks by size class",
+                 in[i].label);
+        /* column labels at the bounds */
+        fputs("<g class=\"ax\">", f);
+        for (size_t t = 0; t < sizeof ticks / sizeof ticks[0]; t++) {
+            double px = left + (ticks[t] + 1) * cw;
+            fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"v\"/>", px, px,
+                    top - 5, top);
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>", px, top - 9,
+                    fmt_bucket(a, sizeof a, ticks[t]));
+        }
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">blocks</text>", w - 2, top - 9);
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f7f8fa\" "
+                   "stroke=\"#e3e6ea\"/>", left, top, cw * LIFEBUCKET_COUNT, m * rh);
+        fputs("</g>\n", f);
+        for (int k = 0; k < m; k++) {
+            const uint64_t *row = heat_row(d, pick[k], ages);
+            double ry = top + k * rh;
+            fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>", left - 6,
+                    ry + rh - 3, class_label(a, sizeof a, pick[k]));
+            for (unsigned bk = 0; bk < LIFEBUCKET_COUNT; bk++) {
+                double v = scaled(d, row[bk]);
+                if (!row[bk])
+                    continue;
+                heat_colour(col, sizeof col, in[i].colour, vmax > 1 ? log(v) / log(vmax) : 1);
+                fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
+                           "<title>%s, %s %s %s: %s</title></rect>",
+                        left + bk * cw + 0.5, ry + 0.5, cw - 1, rh - 1, col, a, what,
+                        bk == LIFEBUCKET_LAST ? "" : "\u2264", fmt_bucket(b, sizeof b, bk),
+                        fmt_count(num, sizeof num, v));
+            }
+            uint64_t sum = heat_sum(d, pick[k], ages);
+            fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", w - 2,
+                    ry + rh - 3, sum ? fmt_count(a, sizeof a, scaled(d, sum)) : "");
+        }
+        /* the colour scale, under the map */
+        double ly = top + m * rh + 14, lw = 150;
+        fprintf(f, "<text class=\"at\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#5d6677\">%s "
+                   "(log scale, \u00d74 per column)</text>",
+                left + cw * LIFEBUCKET_COUNT / 2, ly + 10, what);
+        for (int s = 0; s < 10; s++) {
+            heat_colour(col, sizeof col, in[i].colour, s / 9.0);
+            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"8\" fill=\"%s\"/>",
+                    left + s * lw / 10, ly + 22, lw / 10 + 0.3, col);
+        }
+        fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\">1</text><text class=\"dim\" x=\"%.1f\" "
+                   "y=\"%.1f\" text-anchor=\"end\">%s blocks</text>\n",
+                left, ly + 42, left + lw, ly + 42, fmt_count(a, sizeof a, vmax));
+        fputs("</svg>\n</figure>\n", f);
+    }
+    fputs("</div>\n", f);
+
+    fputs("<details><summary>The numbers behind these charts, every class</summary>"
+          "<div class=\"scroll\">\n", f);
+    for (size_t i = 0; i < n; i++) {
+        const struct dump *d = in[i].d;
+        fprintf(f, "<table data-input=\"%zu\" data-kind=\"%s\" data-sample=\"%u\">\n<caption>", i,
+                ages ? "age" : "life", d->sample ? d->sample : 1);
+        esc(f, in[i].label);
+        fprintf(f, ": %s, estimated blocks per size class and %s (at most)</caption>\n<thead><tr>"
+                   "<th class=\"l\" scope=\"col\">usable size</th>",
+                ages ? "live blocks" : "freed blocks", what);
+        for (unsigned bk = 0; bk < LIFEBUCKET_COUNT; bk++)
+            fprintf(f, "<th scope=\"col\">%s%s</th>", bk == LIFEBUCKET_LAST ? "" : "\u2264",
+                    fmt_bucket(a, sizeof a, bk));
+        fputs("<th scope=\"col\">all</th></tr></thead>\n<tbody>\n", f);
+        for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+            const uint64_t *row = heat_row(d, c, ages);
+            uint64_t sum = heat_sum(d, c, ages);
+            if (!sum)
+                continue;
+            fprintf(f, "<tr data-class=\"%u\"><th class=\"l\" scope=\"row\">%s</th>", c,
+                    class_label(a, sizeof a, c));
+            for (unsigned bk = 0; bk < LIFEBUCKET_COUNT; bk++) {
+                if (row[bk])
+                    fprintf(f, "<td data-count=\"%llu\">%s</td>", (unsigned long long)row[bk],
+                            fmt_count(a, sizeof a, scaled(d, row[bk])));
+                else
+                    fputs("<td></td>", f);
+            }
+            fprintf(f, "<td>%s</td></tr>\n", fmt_count(a, sizeof a, scaled(d, sum)));
+        }
+        fputs("</tbody>\n</table>\n", f);
+    }
+    fputs("</div></details>\n</section>\n", f);
+}
+
+/* ---- Call sites ---- */
+
+static const char *obj_base(const struct dump *d, int obj)
+{
+    if (obj < 0 || (size_t)obj >= d->nobjs)
+        return NULL;
+    const char *p = d->objs[obj].path, *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+/* One frame: "function+0x1a  object", or object+offset and why it has no
+ * name, or the bare address. */
+static void frame_item(FILE *f, const struct dump *d, const struct dump_frame *fr)
+{
+    char obj[sizeof d->objs[0].path];
+    const char *ob = obj_base(d, fr->obj);
+    if (ob)
+        snprintf(obj, sizeof obj, "%s", ob);
+    fputs("<li>", f);
+    if (fr->func) {
+        esc(f, fr->func);
+        fprintf(f, "+0x%llx", (unsigned long long)fr->func_off);
+        if (ob) {
+            fputs(" <span class=\"obj\">", f);
+            esc(f, obj);
+            fputs("</span>", f);
+        }
+    } else if (ob) {
+        esc(f, obj);
+        fprintf(f, "+0x%llx", (unsigned long long)fr->obj_off);
+        if (fr->note) {
+            fputs(" <span class=\"obj\">(", f);
+            esc(f, fr->note);
+            fputs(")</span>", f);
+        }
+    } else {
+        fprintf(f, "0x%llx", (unsigned long long)fr->addr);
+    }
+    /* The source file and line go here once struct dump_frame carries them. */
+    fputs("</li>\n", f);
+}
+
+/* The median bucket of a histogram, or -1 when it is empty. */
+static int median_bucket(const uint64_t *v)
+{
+    uint64_t sum = 0, acc = 0;
+    for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++)
+        sum += v[b];
+    if (!sum)
+        return -1;
+    for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++)
+        if ((acc += v[b]) * 2 >= sum)
+            return (int)b;
+    return LIFEBUCKET_LAST;
+}
+
+static void call_sites(FILE *f, const struct input *in, size_t n, const struct html_opts *o)
+{
+    size_t idx[HTML_INPUTS_MAX][64], cnt[HTML_INPUTS_MAX];
+    size_t top = o->top > 0 ? (size_t)o->top : 5;
+    int nframes = o->frames > 0 ? o->frames : 6;
+    double vmax = 0;
+    char a[48], b[48], c[48], e[48];
+
+    if (top > 64)
+        top = 64;
+    fputs("<section id=\"sites\">\n<h2>Top call sites</h2>\n", f);
+    fprintf(f, "<p class=\"lead\">The stacks whose tracked blocks hold the most live bytes, innermost "
+               "frame first. Figures are tracked blocks times the sample rate (exact with sample:1); "
+               "long-lived: older than %s. The bars share one scale.</p>\n",
+            fmt_bucket(a, sizeof a, o->long_bucket));
+    for (size_t i = 0; i < n; i++) {
+        cnt[i] = view_rank_stacks(in[i].d, VR_LIVE, o->long_bucket, idx[i], top);
+        for (size_t k = 0; k < cnt[i]; k++) {
+            double v = scaled(in[i].d, in[i].d->stacks[idx[i][k]].live_req);
+            if (v > vmax)
+                vmax = v;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct dump *d = in[i].d;
+        fputs("<h3>", f);
+        swatch(f, &in[i]);
+        esc(f, in[i].label);
+        fputs("</h3>\n", f);
+        if (d->stack_depth == 0) {
+            fprintf(f, "<p class=\"note\">No call stacks in this snapshot (stacks:0%s).</p>\n",
+                    d->sample == 1 ? ", the default with sample:1" : "");
+            continue;
+        }
+        if (d->no_unwinder)
+            fputs("<p class=\"note warn\">The process could load no unwinder: no stacks were recorded.</p>\n", f);
+        if (d->stacks_stopped)
+            fputs("<p class=\"note warn\">Stacks stopped while the process ran; its stderr says why.</p>\n", f);
+        if (d->stacks_dropped)
+            fprintf(f, "<p class=\"note warn\">The stack table was full for %s tracked allocations "
+                       "(not shown).</p>\n", fmt_count(a, sizeof a, (double)d->stacks_dropped));
+        if (cnt[i] == 0) {
+            fputs("<p class=\"note\">No stack holds live blocks.</p>\n", f);
+            continue;
+        }
+        fprintf(f, "<table class=\"sites\" data-input=\"%zu\" data-kind=\"stacks\">\n<caption>", i);
+        esc(f, in[i].label);
+        fprintf(f, ": the top %zu of %zu stacks by live bytes</caption>\n<thead><tr>"
+                   "<th scope=\"col\">#</th><th scope=\"col\">live bytes</th>"
+                   "<th scope=\"col\">long-lived</th><th scope=\"col\">blocks</th>"
+                   "<th scope=\"col\">age median</th><th scope=\"col\">allocations</th>"
+                   "<th class=\"l\" scope=\"col\">frames</th></tr></thead>\n<tbody>\n",
+                cnt[i], d->nstacks);
+        for (size_t k = 0; k < cnt[i]; k++) {
+            const struct dump_stack *s = &d->stacks[idx[i][k]];
+            double live = scaled(d, s->live_req), older = scaled(d, dump_stack_older(s, o->long_bucket));
+            int med = median_bucket(s->age_count);
+            fprintf(f, "<tr data-stack=\"%u\" data-live-bytes=\"%.0f\" data-tracked-live-bytes=\"%llu\">"
+                       "<td class=\"n\">%zu</td><td class=\"n\">%s<span class=\"bar\" style=\"width:%.1fpx;"
+                       "background:%s\"></span></td>",
+                    s->id, live, (unsigned long long)s->live_req, k + 1,
+                    fmt_bytes(a, sizeof a, (uint64_t)live), vmax > 0 ? 150.0 * live / vmax : 0,
+                    in[i].colour);
+            fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s%s</td>"
+                       "<td class=\"n\">%s</td><td class=\"l\"><ol class=\"frames\">\n",
+                    fmt_bytes(b, sizeof b, (uint64_t)older), fmt_count(c, sizeof c, scaled(d, s->live_count)),
+                    med < 0 ? "-" : med == LIFEBUCKET_LAST ? "" : "\u2264",
+                    med < 0 ? "" : fmt_bucket(e, sizeof e, (unsigned)med),
+                    fmt_count(a, sizeof a, scaled(d, s->allocs)));
+            for (uint32_t j = 0; j < s->depth && s->frame0 + j < d->nframes; j++) {
+                if ((int)j == nframes)
+                    fprintf(f, "<li><details><summary>%u more frame%s</summary><ol class=\"frames\">\n",
+                            s->depth - j, s->depth - j == 1 ? "" : "s");
+                frame_item(f, d, &d->frames[s->frame0 + j]);
+            }
+            if ((int)s->depth > nframes)
+                fputs("</ol></details></li>\n", f);
+            fputs("</ol></td></tr>\n", f);
+        }
+        fputs("</tbody>\n</table>\n", f);
+        if (d->nostack_live_count)
+            fprintf(f, "<p class=\"note\">%s live tracked blocks (%s) have no stack.</p>\n",
+                    fmt_count(a, sizeof a, (double)d->nostack_live_count),
+                    fmt_bytes(b, sizeof b, d->nostack_live_req));
+    }
+    fputs("</section>\n", f);
+}
+
+/* ---- The page ---- */
+
+int html_report(FILE *f, const struct dump *const *d, size_t n, const struct html_opts *o)
+{
+    struct input in[HTML_INPUTS_MAX];
+    int rc = 0, any_coarse = 0;
+
+    if (n < 1 || n > HTML_INPUTS_MAX)
+        return EINVAL;
+    memset(in, 0, sizeof in);
+    for (size_t i = 0; i < n; i++) {
+        in[i].d = d[i];
+        in[i].colour = palette[i];
+        in[i].last = dump_last(d[i]);
+        in[i].have_a = view_alloc_figures(d[i], in[i].last, &in[i].a);
+        if ((rc = history(&in[i])) != 0)
+            goto out;
+        any_coarse |= in[i].nfine < in[i].npts;
+    }
+    make_labels(in, n);
+
+    page_start(f, in, n, o);
+    inputs_table(f, in, n);
+    input_notes(f, in, n);
+    fputs("<nav aria-label=\"sections\"><a href=\"#waterfall\">where the memory goes</a>"
+          "<a href=\"#over-time\">over time</a><a href=\"#allocator\">allocator</a>"
+          "<a href=\"#classes\">size classes</a><a href=\"#lifetimes\">lifetimes</a>"
+          "<a href=\"#ages\">ages</a><a href=\"#sites\">call sites</a></nav>\n</header>\n", f);
+    waterfall(f, in, n);
+    fputs("<section id=\"over-time\">\n<h2>RSS and live bytes over time</h2>\n<p class=\"lead\">"
+          "Resident memory against the bytes the program holds, over time since each process "
+          "started, every input on one scale. The distance between the two lines is the "
+          "allocator's and the process's overhead.</p>\n", f);
+    if ((rc = history_chart(f, in, n, 0)) != 0)
+        goto out;
+    if (any_coarse && (rc = history_chart(f, in, n, 1)) != 0)
+        goto out;
+    fputs("</section>\n", f);
+    if ((rc = allocator_charts(f, in, n)) != 0)
+        goto out;
+    class_chart(f, in, n);
+    heat_maps(f, in, n, 0);
+    heat_maps(f, in, n, 1);
+    call_sites(f, in, n, o);
+    fprintf(f, "<footer>Made by shimdump %s (mallocshim) from ", PACKAGE_VERSION);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ", " : "", f);
+        esc(f, d[i]->source);
+    }
+    fputs(". One file: no scripts, fonts or images are loaded from anywhere.</footer>\n"
+          "</main>\n</body>\n</html>\n", f);
+out:
+    for (size_t i = 0; i < n; i++)
+        free(in[i].pts);
+    return rc;
+}
