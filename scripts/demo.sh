@@ -5,7 +5,9 @@
 # blocks freed on eviction by other threads) runs under the shim with glibc,
 # glibc arenas:1, jemalloc and tcmalloc; then a table of ops/s, peak RSS, live
 # bytes and RSS/live, and shimdump's waterfall of each run, read from the
-# running process. DEMO_SECONDS (20) sets each run's length.
+# running process; then one HTML page of the four runs side by side
+# (shimdump --html), at DEMO_REPORT (/tmp/mallocshim-demo.html). DEMO_SECONDS
+# (20) sets each run's length.
 set -eu
 cd "$(dirname "$0")/.."
 sh scripts/deps.sh
@@ -83,7 +85,12 @@ done
 echo
 echo "=== which code holds the live bytes (shimdump --stacks, the glibc run; trimmed)"
 sed -n '/^CALL SITES BY LIVE BYTES/,/^$/p' "$W/stacks.1" | sed '/^$/d'
+report=${DEMO_REPORT:-${TMPDIR:-/tmp}/mallocshim-demo.html}
+tools/shimdump --html "$W/sd.1" "$W/sd.2" "$W/sd.3" "$W/sd.4" >"$report.tmp" &&
+    mv "$report.tmp" "$report"
 echo
 echo "glibc gives each thread its own arena; blocks freed into arenas whose tops"
 echo "are pinned by live blocks stay in RSS. One arena (arenas:1), jemalloc and"
 echo "tcmalloc keep RSS near the live bytes, at the ops/s shown above."
+echo
+echo "The four runs side by side, charts and tables, in one page: $report"
