@@ -17,7 +17,8 @@
 /* Laid out for a page 1200 px wide (readable at 1280); the SVGs scale. */
 #define PAGE_W 1160.0
 #define HALF_W 566.0
-#define BIN_PX 2.0          /* history: one column of points per 2 px */
+#define BIN_PX 2.0          /* history: one column of points drawn per 2 px */
+#define TABLE_PX 5.0        /* and one row of its table per 5 px */
 #define HEAT_ROWS_MAX 40    /* size classes drawn per heat map; the table has all */
 #define CLASS_BARS_MAX 16   /* size classes in the live-bytes chart */
 
@@ -91,27 +92,50 @@ static char *fmt_dur(char *dst, size_t cap, double s)
     return dst;
 }
 
-/* A time axis label, at a tick of a step chosen by time_ticks. */
-static char *fmt_tick_s(char *dst, size_t cap, double s)
+/* Seconds since start to the second: "42 s", "12:05", "3:20:05", "6 d 03:20:05". */
+static char *fmt_elapsed(char *dst, size_t cap, double s)
 {
-    if (s == 0)
-        snprintf(dst, cap, "0");
-    else if (s < 60 && s != floor(s))
-        snprintf(dst, cap, "%.1f s", s);
-    else if (s < 120)
-        snprintf(dst, cap, "%.0f s", s);
-    else if (s < 7200 && fmod(s, 60) == 0)
-        snprintf(dst, cap, "%.0f min", s / 60);
-    else if (s < 7200)
-        snprintf(dst, cap, "%.0f:%02.0f", floor(s / 60), fmod(s, 60));
-    else if (s < 172800 && fmod(s, 3600) == 0)
-        snprintf(dst, cap, "%.0f h", s / 3600);
-    else if (s < 172800)
-        snprintf(dst, cap, "%.0f h %02.0f", floor(s / 3600), fmod(s / 60, 60));
-    else if (fmod(s, 86400) == 0)
-        snprintf(dst, cap, "%.0f d", s / 86400);
+    unsigned long long v = s > 0 ? (unsigned long long)(s + 0.5) : 0;
+    if (v < 60)
+        snprintf(dst, cap, "%llu s", v);
+    else if (v < 3600)
+        snprintf(dst, cap, "%llu:%02llu", v / 60, v % 60);
+    else if (v < 86400)
+        snprintf(dst, cap, "%llu:%02llu:%02llu", v / 3600, v / 60 % 60, v % 60);
     else
-        snprintf(dst, cap, "%.0f d %.0f h", floor(s / 86400), fmod(s / 3600, 24));
+        snprintf(dst, cap, "%llu d %02llu:%02llu:%02llu", v / 86400, v / 3600 % 24, v / 60 % 60, v % 60);
+    return dst;
+}
+
+/* A label of a time axis at v seconds, its ticks `step` apart: as precise
+ * as the step needs ("30 s", "2:30", "45 min", "3 h", "6 d 12 h", "2 d"). */
+static char *fmt_tick(char *dst, size_t cap, double v, double step)
+{
+    unsigned long long u = (unsigned long long)(v + 0.5);
+    if (v == 0)
+        snprintf(dst, cap, "0");
+    else if (step < 1)
+        snprintf(dst, cap, "%.1f s", v);
+    else if (v < 120 && step < 60)
+        snprintf(dst, cap, "%llu s", u);
+    else if (step < 60 && v < 3600)
+        snprintf(dst, cap, "%llu:%02llu", u / 60, u % 60);
+    else if (step < 60 && v < 86400)
+        snprintf(dst, cap, "%llu:%02llu:%02llu", u / 3600, u / 60 % 60, u % 60);
+    else if (step < 60)
+        snprintf(dst, cap, "%llu d %02llu:%02llu:%02llu", u / 86400, u / 3600 % 24, u / 60 % 60, u % 60);
+    else if (step < 3600 && v < 7200)
+        snprintf(dst, cap, "%llu min", u / 60);
+    else if (step < 3600 && v < 86400)
+        snprintf(dst, cap, "%llu:%02llu", u / 3600, u / 60 % 60);
+    else if (step < 3600)
+        snprintf(dst, cap, "%llu d %02llu:%02llu", u / 86400, u / 3600 % 24, u / 60 % 60);
+    else if (step < 86400 && v < 172800)
+        snprintf(dst, cap, "%llu h", u / 3600);
+    else if (step < 86400)
+        snprintf(dst, cap, "%llu d %llu h", u / 86400, u / 3600 % 24);
+    else
+        snprintf(dst, cap, "%llu d", u / 86400);
     return dst;
 }
 
@@ -253,9 +277,12 @@ static void point_from_sample(struct hpt *p, const struct dump_sample *s)
     p->samples = 1;
 }
 
-/* The whole history of in->d: the points of each coarser tier from before
- * the finer ones begin, then the finer ones; the series when the dump has
- * no tiers. Returns 0 or ENOMEM. */
+/* The whole history of in->d, oldest first: each coarser tier's points
+ * from before the finer tiers begin, then the finer ones; the series when
+ * the dump has no tiers. The coarse point whose span reaches into the finer
+ * tiers is kept too, placed just before them with the values of the first
+ * finer point: its extremes cover samples that no finer point holds.
+ * Returns 0 or ENOMEM. */
 static int history(struct input *in)
 {
     const struct dump *d = in->d;
@@ -266,6 +293,7 @@ static int history(struct input *in)
     if (d->ntiers > 0) {
         size_t nt = d->ntiers < DUMP_TIERS_MAX ? d->ntiers : DUMP_TIERS_MAX;
         uint64_t cut[DUMP_TIERS_MAX], first = UINT64_MAX;
+        struct hpt *straddle = NULL;
         for (size_t t = 0; t < nt; t++) {
             cut[t] = first;   /* tier t is drawn only before the finer tiers begin */
             if (d->tiers[t].npoints && d->tiers[t].points[0].last.t_ns < first)
@@ -279,7 +307,8 @@ static int history(struct input *in)
             for (size_t i = 0; i < tr->npoints; i++) {
                 const struct dump_point *q = &tr->points[i];
                 struct hpt *p;
-                if (q->last.t_ns >= cut[t])
+                if (q->last.t_ns >= cut[t] && (i == 0 || tr->points[i - 1].last.t_ns >= cut[t] ||
+                                               cut[t] == 0))
                     continue;
                 p = &in->pts[in->npts++];
                 point_from_sample(p, &q->last);
@@ -287,6 +316,17 @@ static int history(struct input *in)
                 p->rss_max = q->rss_max > q->last.rss ? q->rss_max : q->last.rss;
                 p->live_max = q->live_req_max > q->last.live_req ? q->live_req_max : q->last.live_req;
                 p->samples = q->samples;
+                if (straddle) {
+                    /* the first point after a straddling one: its values there */
+                    straddle->rss = p->rss;
+                    straddle->live = p->live;
+                    memcpy(straddle->be, p->be, sizeof p->be);
+                    straddle = NULL;
+                }
+                if (q->last.t_ns >= cut[t]) {
+                    p->t_ns = cut[t] - 1;
+                    straddle = p;
+                }
                 if (t == 0)
                     in->nfine++;
             }
@@ -458,7 +498,7 @@ static void axes_time_bytes(FILE *f, const struct scale *x, const struct scale *
         fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"v\"/>", px, px,
                 y->p0, y->p0 + 5);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>", px, y->p0 + 19,
-                fmt_tick_s(b, sizeof b, v));
+                fmt_tick(b, sizeof b, v, step));
     }
     fprintf(f, "<text class=\"at\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (x->p0 + x->p1) / 2,
             y->p0 + 38);
@@ -510,7 +550,7 @@ static const char css[] =
     "vertical-align:top}\n"
     "thead th{font-weight:600;color:var(--muted);border-bottom:1px solid var(--rule);"
     "vertical-align:bottom}\n"
-    "tbody th{font-weight:500}\n"
+    "tbody th{font-weight:500;text-align:left}\n"
     ".l{text-align:left}\n"
     "caption{caption-side:top;text-align:left;font-weight:600;padding:4px 0;color:var(--ink)}\n"
     "details{margin:6px 0 0}\n"
@@ -867,13 +907,13 @@ static void waterfall(FILE *f, const struct input *in, size_t n)
 
 /* ---- Over time ---- */
 
-/* The points of input `in` binned into columns of BIN_PX pixels on x (of
+/* The points of input `in` binned into columns of `px` pixels on x (of
  * seconds since its start): each bin the span of the points that fall in
  * it, its extremes the extremes of theirs, the rest the last point's.
  * Points from index `from` on. Returns the bins (malloc'ed) and their
  * count in *nb, or NULL with *nb 0 (none, or no memory: *oom set). */
 static struct hpt *bin_points(const struct input *in, size_t from, const struct scale *x,
-                              size_t *nb, int *oom)
+                              double px, size_t *nb, int *oom)
 {
     struct hpt *out;
     long prev = -1;
@@ -886,7 +926,7 @@ static struct hpt *bin_points(const struct input *in, size_t from, const struct 
     }
     for (size_t i = from; i < in->npts; i++) {
         const struct hpt *p = &in->pts[i];
-        long col = (long)floor((at(x, since_start(in->d, p->t_ns)) - x->p0) / BIN_PX);
+        long col = (long)floor((at(x, since_start(in->d, p->t_ns)) - x->p0) / px);
         if (*nb && col == prev) {
             struct hpt *q = &out[*nb - 1];
             uint64_t mn = q->rss_min < p->rss_min ? q->rss_min : p->rss_min;
@@ -1002,8 +1042,8 @@ static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
     struct byte_ticks bt;
     char a[48], b[48], c[48], e[48], id[32];
     int oom = 0;
-    struct hpt *bins[HTML_INPUTS_MAX] = { NULL };
-    size_t nb[HTML_INPUTS_MAX] = { 0 };
+    struct hpt *bins[HTML_INPUTS_MAX] = { NULL }, *rows[HTML_INPUTS_MAX] = { NULL };
+    size_t nb[HTML_INPUTS_MAX] = { 0 }, nr[HTML_INPUTS_MAX] = { 0 };
 
     snprintf(id, sizeof id, "hist%d", fine);
     time_scale(in, n, fine, left, PAGE_W - right, &x);
@@ -1012,13 +1052,38 @@ static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
     y.v1 = bt.top;
     y.p0 = h - bottom;
     y.p1 = top;
-    for (size_t i = 0; i < n && !oom; i++)
-        bins[i] = bin_points(&in[i], fine ? in[i].npts - in[i].nfine : 0, &x, &nb[i], &oom);
+    for (size_t i = 0; i < n && !oom; i++) {
+        size_t from = fine ? in[i].npts - in[i].nfine : 0;
+        bins[i] = bin_points(&in[i], from, &x, BIN_PX, &nb[i], &oom);
+        if (!oom)
+            rows[i] = bin_points(&in[i], from, &x, TABLE_PX, &nr[i], &oom);
+    }
     if (oom)
         goto out;
 
-    fprintf(f, "<figure id=\"%s\">\n<h3>%s</h3>\n", fine ? "recent" : "history",
-            fine ? "The series: one point per sample" : "RSS and live requested bytes, the whole history");
+    if (fine) {
+        /* "The most recent 60 min, a point per sample (every 1 s)" */
+        uint32_t iv = in[0].d->interval_ms;
+        int same = 1;
+        for (size_t i = 1; i < n; i++)
+            same &= in[i].d->interval_ms == iv;
+        double span = x.v1 - x.v0;
+        if (span < 120)
+            snprintf(a, sizeof a, "%.0f s", span);
+        else if (span < 7200)
+            snprintf(a, sizeof a, "%.0f min", span / 60);
+        else
+            snprintf(a, sizeof a, "%.1f h", span / 3600);
+        if (same && iv % 1000 == 0)
+            snprintf(b, sizeof b, " (every %u s)", iv / 1000);
+        else if (same)
+            snprintf(b, sizeof b, " (every %u ms)", iv);
+        else
+            b[0] = '\0';
+        fprintf(f, "<figure id=\"recent\">\n<h3>The most recent %s, a point per sample%s</h3>\n", a, b);
+    } else {
+        fputs("<figure id=\"history\">\n<h3>RSS and live requested bytes, the whole history</h3>\n", f);
+    }
     if (!fine)
         fputs("<p class=\"note\">The coarser points of the history are spans of many samples: a band "
               "shows the lowest and highest RSS within each, and live bytes at their highest, so "
@@ -1028,7 +1093,7 @@ static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
     legend_line(f, "", 2, "RSS");
     legend_line(f, "5 3", 1.8, "live requested");
     fputs("</div>\n", f);
-    svg_open(f, id, PAGE_W, h, fine ? "RSS and live requested bytes per sample"
+    svg_open(f, id, PAGE_W, h, fine ? "RSS and live requested bytes, the most recent samples"
                                     : "RSS and live requested bytes over the whole history",
              "Lines per input over time since each process started; bands show extremes within a point.");
     axes_time_bytes(f, &x, &y, &bt, "time since the process started");
@@ -1060,31 +1125,31 @@ static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
                 px, at(&y, (double)d->peak_rss), in[i].colour);
         esc(f, in[i].label);
         fprintf(f, ": peak RSS %s at %s</title></circle>\n", fmt_bytes(a, sizeof a, d->peak_rss),
-                fmt_tick_s(b, sizeof b, since_start(d, d->peak_rss_ns)));
+                fmt_elapsed(b, sizeof b, since_start(d, d->peak_rss_ns)));
     }
     fputs("</svg>\n", f);
 
-    /* The table: the bins drawn, per input. */
+    /* The table: per input, the points of every TABLE_PX pixels. */
     fputs("<details><summary>The numbers behind this chart</summary><div class=\"scroll\">\n", f);
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "<table data-input=\"%zu\" data-kind=\"%s\">\n<caption>", i, fine ? "series" : "history");
         esc(f, in[i].label);
-        fprintf(f, ": RSS and live requested bytes, %zu point%s (each row the span of the points "
-                   "drawn in one column)</caption>\n<thead><tr><th class=\"l\" scope=\"col\">time</th>"
+        fprintf(f, ": RSS and live requested bytes in %zu row%s (each the span of the points in "
+                   "%.0f pixels of the chart)</caption>\n<thead><tr><th class=\"l\" scope=\"col\">time</th>"
                    "<th scope=\"col\">since start</th><th scope=\"col\">samples</th>"
                    "<th scope=\"col\">RSS</th><th scope=\"col\">RSS lowest</th>"
                    "<th scope=\"col\">RSS highest</th><th scope=\"col\">live requested</th>"
                    "<th scope=\"col\">live highest</th></tr></thead>\n<tbody>\n",
-                nb[i], nb[i] == 1 ? "" : "s");
-        for (size_t k = 0; k < nb[i]; k++) {
-            const struct hpt *p = &bins[i][k];
+                nr[i], nr[i] == 1 ? "" : "s", TABLE_PX);
+        for (size_t k = 0; k < nr[i]; k++) {
+            const struct hpt *p = &rows[i][k];
             fprintf(f, "<tr data-t=\"%llu\" data-rss=\"%llu\" data-rss-min=\"%llu\" "
                        "data-rss-max=\"%llu\" data-live=\"%llu\" data-live-max=\"%llu\">"
-                       "<th class=\"l\" scope=\"row\">%s</th><td>%s</td><td>%llu</td>",
+                       "<th scope=\"row\">%s</th><td>%s</td><td>%llu</td>",
                     (unsigned long long)p->t_ns, (unsigned long long)p->rss,
                     (unsigned long long)p->rss_min, (unsigned long long)p->rss_max,
                     (unsigned long long)p->live, (unsigned long long)p->live_max,
-                    fmt_hms(a, sizeof a, p->t_ns), fmt_tick_s(b, sizeof b, round(since_start(in[i].d, p->t_ns))),
+                    fmt_hms(a, sizeof a, p->t_ns), fmt_elapsed(b, sizeof b, since_start(in[i].d, p->t_ns)),
                     (unsigned long long)p->samples);
             fprintf(f, "<td>%s</td><td>%s</td><td>%s</td>", fmt_bytes(a, sizeof a, p->rss),
                     fmt_bytes(b, sizeof b, p->rss_min), fmt_bytes(c, sizeof c, p->rss_max));
@@ -1095,8 +1160,10 @@ static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
     }
     fputs("</div></details>\n</figure>\n", f);
 out:
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         free(bins[i]);
+        free(rows[i]);
+    }
     return oom ? ENOMEM : 0;
 }
 
@@ -1179,10 +1246,14 @@ static int allocator_charts(FILE *f, const struct input *in, size_t n)
     fprintf(f, "<div class=\"grid%s\">\n", n == 1 ? " one" : "");
     for (size_t i = 0; i < n; i++) {
         const struct dump *d = in[i].d;
-        size_t nb = 0;
-        struct hpt *b = bin_points(&in[i], 0, &x, &nb, &oom);
-        if (oom)
+        size_t nb = 0, nr = 0;
+        struct hpt *b = bin_points(&in[i], 0, &x, BIN_PX, &nb, &oom), *r = NULL;
+        if (!oom)
+            r = bin_points(&in[i], 0, &x, TABLE_PX, &nr, &oom);
+        if (oom) {
+            free(b);
             return ENOMEM;
+        }
         snprintf(id, sizeof id, "be%zu", i);
         fputs("<figure class=\"panel\">\n<h4>", f);
         swatch(f, &in[i]);
@@ -1220,34 +1291,34 @@ static int allocator_charts(FILE *f, const struct input *in, size_t n)
         fputs("<details><summary>The numbers behind this chart</summary><div class=\"scroll\">\n", f);
         fprintf(f, "<table data-input=\"%zu\" data-kind=\"backend\">\n<caption>", i);
         esc(f, in[i].label);
-        fputs(": the backend's statistics over time (each row the last sample of the points drawn in "
-              "one column)</caption>\n<thead><tr><th class=\"l\" scope=\"col\">since start</th>", f);
+        fprintf(f, ": the backend's statistics over time in %zu row%s (each the last point in %.0f "
+                   "pixels of the chart)</caption>\n<thead><tr><th class=\"l\" scope=\"col\">since "
+                   "start</th>", nr, nr == 1 ? "" : "s", TABLE_PX);
         for (unsigned j = 0; j < 6; j++)
             if (*dump_be_field(d->backend_id, j)) {
-                fputs("<th scope=\"col\">", f);
+                fprintf(f, "<th scope=\"col\" data-field=\"%s\">", dump_be_field(d->backend_id, j));
                 esc(f, dump_be_field(d->backend_id, j));
                 fputs("</th>", f);
             }
         fputs("</tr></thead>\n<tbody>\n", f);
-        for (size_t k = 0; k < nb; k++) {
-            fprintf(f, "<tr data-t=\"%llu\"><th class=\"l\" scope=\"row\">%s</th>",
-                    (unsigned long long)b[k].t_ns,
-                    fmt_tick_s(a, sizeof a, round(since_start(d, b[k].t_ns))));
+        for (size_t k = 0; k < nr; k++) {
+            fprintf(f, "<tr data-t=\"%llu\"><th scope=\"row\">%s</th>", (unsigned long long)r[k].t_ns,
+                    fmt_elapsed(a, sizeof a, since_start(d, r[k].t_ns)));
             for (unsigned j = 0; j < 6; j++) {
                 if (!*dump_be_field(d->backend_id, j))
                     continue;
-                fprintf(f, "<td data-field=\"%s\" data-v=\"%llu\">", dump_be_field(d->backend_id, j),
-                        (unsigned long long)b[k].be[j]);
+                fprintf(f, "<td data-v=\"%llu\">", (unsigned long long)r[k].be[j]);
                 if (be_bytes(d->backend_id, j))
-                    fputs(fmt_bytes(a, sizeof a, b[k].be[j]), f);
+                    fputs(fmt_bytes(a, sizeof a, r[k].be[j]), f);
                 else
-                    fprintf(f, "%llu", (unsigned long long)b[k].be[j]);
+                    fprintf(f, "%llu", (unsigned long long)r[k].be[j]);
                 fputs("</td>", f);
             }
             fputs("</tr>\n", f);
         }
         fputs("</tbody>\n</table>\n</div></details>\n</figure>\n", f);
         free(b);
+        free(r);
     }
     fputs("</div>\n</section>\n", f);
     return 0;
