@@ -12,16 +12,20 @@
 SD="$TOP_BUILDDIR/tools/shimdump"
 
 # The holder under each backend, its pattern allocated, and a --json
-# snapshot taken after a sampler pass that saw it.
+# snapshot taken after a sampler pass that saw it. A sample every 10 ms, a
+# series of 60 and short tiers: within a second its history has coarse
+# points before the series, as a process a week old has.
+HIST="interval_ms:10,series:60,history:5x40/20x40"
 pids="" jsons="" segs=""
 for b in $(backends); do
     d="$TMP/$b"
     mkdir -p "$d/shm"
-    env MALLOCSHIM_CONF="backend:$b,shm_dir:$d/shm,sample:1,stacks:8" LD_PRELOAD="$SHIM" \
+    env MALLOCSHIM_CONF="backend:$b,shm_dir:$d/shm,sample:1,stacks:8,$HIST" LD_PRELOAD="$SHIM" \
         "$T/holder" "$d" >"$d/out" 2>"$d/err" &
     pid=$!
+    # A pass a second after the pattern: the series (0.6 s) has wrapped.
     wait_for "$d/base" && touch "$d/go" && wait_for "$d/ready" &&
-        snapshot_after "$d/shm" "$pid" "$(sed -n 's/^done //p' "$d/ready")" "$d/snap.json" &&
+        snapshot_after "$d/shm" "$pid" "$(($(sed -n 's/^done //p' "$d/ready") + 1000000000))" "$d/snap.json" &&
         cp "$d/shm/mallocshim.$pid" "$d/saved.seg"
     ok $? "$b: the holder's pattern, a --json snapshot and a copy of its segment"
     pids="$pids $pid" jsons="$jsons $d/snap.json" segs="$segs $d/saved.seg"
@@ -45,6 +49,14 @@ check "$SD" --html $segs && page_ok "$TMP/out" && grep -q 'from a file' "$TMP/ou
 ok $? "--html of $nb saved segments"
 check "$SD" --html $jsons && cp "$TMP/out" "$TMP/report.html" && page_ok "$TMP/report.html"
 ok $? "--html of $nb --json snapshots ($(wc -c <"$TMP/report.html") bytes)"
+python3 - $jsons <<'EOF' && grep -q '<figure id="recent">' "$TMP/report.html"
+import json, sys
+for p in sys.argv[1:]:
+    h = json.load(open(p))["history"]
+    assert len(h) == 3 and all(t["points"] for t in h), [len(t["points"]) for t in h]
+    assert h[2]["points"][0]["t_ns"] < h[0]["points"][0]["t_ns"], "no coarse point before the series"
+EOF
+ok $? "the snapshots have three tiers, coarse points before the series, and the page a chart of the series"
 for s in waterfall over-time allocator classes lifetimes ages sites; do
     grep -q "<section id=\"$s\">" "$TMP/report.html" || { echo "# no section $s" >&2; false; } || break
 done
@@ -222,18 +234,22 @@ for i, d in enumerate(snaps):
     t, = tables("history", i)
     rows = [r["attrs"] for r in t["rows"] if "data-t" in r["attrs"]]
     series = d["series"]
-    pts = [(p["last"], p["rss_min"], p["rss_max"]) for tier in d.get("history", {}).get("tiers", [])
-           for p in tier["points"]] if d.get("history") else []
-    rss_all = [s["rss_bytes"] for s in series] + [x[2] for x in pts]
+    # every point of every tier: each sample the process kept is in one
+    # that the page draws, so the extremes are the same
+    pts = [p for tier in d.get("history", []) for p in tier["points"]]
     eq("input %d history: last time" % i, int(rows[-1]["data-t"]), series[-1]["t"])
     eq("input %d history: last RSS" % i, int(rows[-1]["data-rss"]), d["rss_bytes"])
     eq("input %d history: last live bytes" % i, int(rows[-1]["data-live"]), series[-1]["live_bytes"])
-    eq("input %d history: highest RSS" % i, max(int(r["data-rss-max"]) for r in rows), max(rss_all))
+    eq("input %d history: highest RSS" % i, max(int(r["data-rss-max"]) for r in rows),
+       max([s["rss_bytes"] for s in series] + [p["rss_bytes_max"] for p in pts]))
     eq("input %d history: lowest RSS" % i, min(int(r["data-rss-min"]) for r in rows),
-       min([s["rss_bytes"] for s in series] + [x[1] for x in pts]))
+       min([s["rss_bytes"] for s in series] + [p["rss_bytes_min"] for p in pts]))
+    eq("input %d history: highest live bytes" % i, max(int(r["data-live-max"]) for r in rows),
+       max([s["live_bytes"] for s in series] + [p["live_bytes_max"] for p in pts]))
     # The backend's figures, last row.
     t, = tables("backend", i)
-    last = {c["data-field"]: int(c["data-v"]) for c in t["rows"][-1]["cells"] if "data-field" in c}
+    fields = [c["data-field"] for c in t["rows"][0]["cells"] if "data-field" in c]
+    last = dict(zip(fields, (int(c["data-v"]) for c in t["rows"][-1]["cells"] if "data-v" in c)))
     eq("input %d backend stats, last point" % i, last, series[-1]["backend_stats"])
 
 # Size classes, and the two heat maps: every count.
