@@ -396,6 +396,14 @@ static void make_labels(struct input *in, size_t n)
                 snprintf(in[i].label + len, sizeof in[i].label - len, " (pid %u)", in[i].d->pid);
                 break;
             }
+    /* the same process twice (two snapshots of it): by position */
+    for (size_t i = 1; i < n; i++)
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(in[i].label, in[k].label)) {
+                size_t len = strlen(in[i].label);
+                snprintf(in[i].label + len, sizeof in[i].label - len, " #%zu", i + 1);
+                break;
+            }
 }
 
 /* Seconds since the process started, at t_ns. */
@@ -560,6 +568,15 @@ static const char css[] =
     "table.inputs td,table.inputs th{vertical-align:top}\n"
     "table.inputs .cfg{display:block;font-size:12px;color:var(--faint);white-space:normal;"
     "max-width:46ch}\n"
+    "table.inputs td.cfgc{font-size:12px;color:var(--muted);white-space:normal;max-width:34ch}\n"
+    ".cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(200px,1fr));gap:14px;"
+    "margin:6px 0 18px}\n"
+    ".card{border:1px solid var(--rule);border-top:4px solid;border-radius:6px;padding:10px 14px 12px;"
+    "background:#fff}\n"
+    ".card .cl{font-weight:600;font-size:14px}\n"
+    ".card .big{font-size:34px;font-weight:700;line-height:1.15;margin-top:4px;letter-spacing:-.02em}\n"
+    ".card .note{margin:0}\n"
+    ".card .cf{font-size:13px;margin-top:6px}\n"
     "ul.notes{margin:6px 0 0;padding-left:18px;font-size:13px;color:#8a4b00}\n"
     ".warn{color:#8a4b00}\n"
     ".sites td{white-space:normal}\n"
@@ -637,56 +654,92 @@ static const char *state_text(int s)
     }
 }
 
-/* The inputs, one row each, with the figures a comparison starts from,
- * and the notes that qualify them. */
-static void inputs_table(FILE *f, const struct input *in, size_t n)
+/* The headline: per input, RSS per live requested byte, and the bytes
+ * behind it. */
+static void cards(FILE *f, const struct input *in, size_t n)
 {
     char a[48], b[48], c[48];
+    fputs("<div class=\"cards\">\n", f);
+    for (size_t i = 0; i < n; i++) {
+        const struct dump *d = in[i].d;
+        const struct dump_sample *s = in[i].last;
+        fprintf(f, "<div class=\"card\" style=\"border-top-color:%s\"><div class=\"cl\">", in[i].colour);
+        swatch(f, &in[i]);
+        esc(f, in[i].label);
+        fputs("</div>", f);
+        if (s && d->total.live_req)
+            fprintf(f, "<div class=\"big\">%.2f\u00d7</div>", ratio(s->rss, d->total.live_req));
+        else
+            fputs("<div class=\"big\">-</div>", f);
+        fprintf(f, "<div class=\"note\">RSS per live requested byte</div><div class=\"cf\">RSS %s &middot; "
+                   "live %s &middot; peak %s</div></div>\n",
+                s ? fmt_bytes(a, sizeof a, s->rss) : "-", fmt_bytes(b, sizeof b, d->total.live_req),
+                d->peak_rss ? fmt_bytes(c, sizeof c, d->peak_rss) : "-");
+    }
+    fputs("</div>\n", f);
+}
+
+/* d's config as shown: without shm_dir (where its segment went, nothing
+ * about its heap) and record (on, or there would be no segment). */
+static void config_text(FILE *f, const char *cfg)
+{
+    int first = 1;
+    for (const char *s = cfg; *s;) {
+        size_t len = strcspn(s, ",");
+        if (strncmp(s, "shm_dir:", 8) && strncmp(s, "record:", 7)) {
+            char pair[SEG_CONFIG_MAX];
+            snprintf(pair, sizeof pair, "%.*s", (int)len, s);
+            fputs(first ? "" : ",<wbr>", f);
+            esc_wbr(f, pair);
+            first = 0;
+        }
+        s += len;
+        if (*s == ',')
+            s++;
+    }
+    if (first)
+        fputs("defaults", f);
+}
+
+/* The inputs, one row each: what was read, and how it was recorded. */
+static void inputs_table(FILE *f, const struct input *in, size_t n)
+{
+    char a[48];
     fputs("<table class=\"inputs\">\n<caption>Inputs</caption>\n<thead><tr>"
           "<th class=\"l\" scope=\"col\">input</th><th class=\"l\" scope=\"col\">process</th>"
           "<th class=\"l\" scope=\"col\">state</th><th class=\"l\" scope=\"col\">backend</th>"
           "<th scope=\"col\">up</th><th class=\"l\" scope=\"col\">sampling</th>"
-          "<th scope=\"col\">RSS</th><th scope=\"col\">peak RSS</th>"
-          "<th scope=\"col\">live requested</th><th scope=\"col\">RSS &divide; live</th>"
+          "<th class=\"l\" scope=\"col\">config</th><th class=\"l\" scope=\"col\">read from</th>"
           "</tr></thead>\n<tbody>\n", f);
     for (size_t i = 0; i < n; i++) {
         const struct dump *d = in[i].d;
-        const struct dump_sample *s = in[i].last;
         char ver[SEG_BACKEND_VERSION_MAX];
-        snprintf(ver, sizeof ver, "%.*s", (int)strcspn(d->backend_version, "- "), d->backend_version);
+        /* "5.3.0-0-g54eaed1d8b..." is jemalloc's: the release is enough */
+        snprintf(ver, sizeof ver, "%.*s", (int)strcspn(d->backend_version, "-"), d->backend_version);
         fprintf(f, "<tr data-input=\"%zu\"><th class=\"l\" scope=\"row\">", i);
         swatch(f, &in[i]);
         esc(f, in[i].label);
-        fputs("<span class=\"cfg\">", f);
-        esc_wbr(f, d->config);
-        fputs("</span></th><td class=\"l\">", f);
-        fprintf(f, "%u (", d->pid);
+        fprintf(f, "</th><td class=\"l\">%u (", d->pid);
         esc(f, d->comm);
-        fputs(")<span class=\"cfg\">", f);
-        esc_wbr(f, d->source);
-        fprintf(f, "</span></td><td class=\"l%s\">%s%s</td><td class=\"l\">",
-                d->state == DS_DEAD || d->state == DS_EXITED ? " warn" : "", state_text(d->state),
-                d->saved ? ", saved" : "");
+        fprintf(f, ")</td><td class=\"l%s\">%s", d->state == DS_DEAD || d->state == DS_EXITED ? " warn" : "",
+                d->saved ? "snapshot" : state_text(d->state));
+        if (d->saved)
+            fprintf(f, "<span class=\"cfg\">taken %s</span>", fmt_utc(a, sizeof a, d->snap_ns));
+        fputs("</td><td class=\"l\">", f);
         esc(f, d->backend);
         fputc(' ', f);
         esc(f, ver);
-        fprintf(f, "</td><td>%s</td><td class=\"l\">",
-                fmt_dur(a, sizeof a, since_start(d, as_of(d))));
+        fprintf(f, "</td><td>%s</td><td class=\"l\">", fmt_dur(a, sizeof a, since_start(d, as_of(d))));
         if (d->sample <= 1)
             fputs("every block", f);
         else
             fprintf(f, "1 in %u blocks", d->sample);
-        fprintf(f, "<span class=\"cfg\">a sample every %u ms</span></td>", d->interval_ms);
-        if (s)
-            fprintf(f, "<td data-bytes=\"%llu\">%s</td>", (unsigned long long)s->rss,
-                    fmt_bytes(a, sizeof a, s->rss));
-        else
-            fputs("<td>no sample</td>", f);
-        fprintf(f, "<td>%s</td><td>%s</td><td>%s</td></tr>\n",
-                d->peak_rss ? fmt_bytes(b, sizeof b, d->peak_rss) : "-",
-                fmt_bytes(c, sizeof c, d->total.live_req),
-                s && d->total.live_req ? (snprintf(a, sizeof a, "%.2f", ratio(s->rss, d->total.live_req)), a)
-                                       : "-");
+        fprintf(f, "<span class=\"cfg\">a sample every %u ms</span></td><td class=\"l cfgc\">",
+                d->interval_ms);
+        config_text(f, d->config);
+        fputs("</td><td class=\"l cfgc\">", f);
+        esc_wbr(f, d->source);
+        fputs("</td></tr>\n", f);
     }
     fputs("</tbody>\n</table>\n", f);
 }
@@ -695,16 +748,12 @@ static void inputs_table(FILE *f, const struct input *in, size_t n)
 static void input_notes(FILE *f, const struct input *in, size_t n)
 {
     int any = 0;
-    char a[48], b[48];
+    char b[48];
     for (size_t i = 0; i < n; i++) {
         const struct dump *d = in[i].d;
         const char *why[10];
         int k = 0;
-        char saved[96], gone[160], drop[96];
-        if (d->saved) {
-            snprintf(saved, sizeof saved, "a saved snapshot, taken at %s", fmt_utc(a, sizeof a, d->snap_ns));
-            why[k++] = saved;
-        }
+        char gone[160], drop[96];
         if (d->state == DS_DEAD || d->state == DS_EXITED) {
             snprintf(gone, sizeof gone, "%s: the figures are as of its last sample, %s",
                      d->state == DS_DEAD ? "the process is gone without exiting normally"
@@ -1415,13 +1464,14 @@ static void class_chart(FILE *f, const struct input *in, size_t n)
             esc(f, in[i].label);
             fprintf(f, ", %s: %s live usable</title></rect>", a, fmt_bytes(b, sizeof b, v));
             /* every bar's value where bars are tall enough, else the row's largest */
-            int biggest = 1;
+            int biggest = 1;   /* the first input with the row's largest value */
             for (size_t k2 = 0; k2 < n; k2++)
-                biggest &= in[k2].d->cls[pick[k]].live_usable <= v;
-            if (bar_h >= 8 || biggest)
+                biggest &= k2 < i ? in[k2].d->cls[pick[k]].live_usable < v
+                                  : in[k2].d->cls[pick[k]].live_usable <= v;
+            if (bar_h >= 10 || biggest)
                 fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\" font-size=\"%.1f\">%s</text>",
-                        x.p0 + (w < 1 ? 1 : w) + 5, bar_h >= 8 ? by + bar_h - 0.5 : ry + (row_h - pad) / 2 + 4,
-                        bar_h >= 8 ? 10.5 : 11.0, fmt_bytes(b, sizeof b, v));
+                        x.p0 + (w < 1 ? 1 : w) + 5, bar_h >= 10 ? by + bar_h - 0.5 : ry + (row_h - pad) / 2 + 4,
+                        bar_h >= 10 ? 10.5 : 11.0, fmt_bytes(b, sizeof b, v));
             fputc('\n', f);
         }
     }
@@ -1813,8 +1863,9 @@ int html_report(FILE *f, const struct dump *const *d, size_t n, const struct htm
     make_labels(in, n);
 
     page_start(f, in, n, o);
-    inputs_table(f, in, n);
+    cards(f, in, n);
     input_notes(f, in, n);
+    inputs_table(f, in, n);
     fputs("<nav aria-label=\"sections\"><a href=\"#waterfall\">where the memory goes</a>"
           "<a href=\"#over-time\">over time</a><a href=\"#allocator\">allocator</a>"
           "<a href=\"#classes\">size classes</a><a href=\"#lifetimes\">lifetimes</a>"

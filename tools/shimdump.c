@@ -749,7 +749,7 @@ static int do_diff(const char *a, const char *b)
  * on stdout. */
 static int do_html(char **args, int nargs)
 {
-    struct dump d[HTML_INPUTS_MAX];
+    struct dump *d = calloc(HTML_INPUTS_MAX, sizeof *d);
     const struct dump *p[HTML_INPUTS_MAX];
     struct html_opts ho;
     struct view_opts vo;
@@ -758,6 +758,8 @@ static int do_html(char **args, int nargs)
     FILE *mem;
     int rc = DX_OK;
 
+    if (!d)
+        return err(DX_SYS, "out of memory");
     name_frames = 1;
     for (int i = 0; i < nargs && rc == DX_OK; i++) {
         struct target t;
@@ -786,6 +788,7 @@ static int do_html(char **args, int nargs)
     }
     for (size_t i = 0; i < n; i++)
         dump_free(&d[i]);
+    free(d);
     if (rc == DX_OK && (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0))
         rc = err(DX_SYS, "standard output: %s", strerror(errno ? errno : EIO));
     free(buf);
