@@ -3,10 +3,10 @@
 # under each backend of the build, read live, from a saved segment and from
 # --json snapshots side by side; the page is self-contained (nothing
 # fetched) and complete, and a broken input leaves one line on stderr and
-# nothing on stdout. Headless Chromium, when installed, loads the page
-# offline: a screenshot that is not blank and shows the inputs' colours, no
-# console message, a PDF for print, and the figures read back from its DOM
-# equal to the --json ones.
+# nothing on stdout; its figures, read back from it, equal the --json ones.
+# Headless Chromium, when installed, loads the page offline: a screenshot
+# that is not blank and shows the inputs' colours, no console message, a
+# PDF for print, and the same figures read back from the DOM it built.
 . "$TOP_SRCDIR/t/lib.sh"
 
 SD="$TOP_BUILDDIR/tools/shimdump"
@@ -65,108 +65,9 @@ check "$SD" --html "$TMP/$1/snap.json" && page_ok "$TMP/out" &&
     grep -q "<h4><span class=\"sw\" style=\"background:#0072B2\"></span>$1</h4>" "$TMP/out"
 ok $? "--html of one snapshot: labelled by its backend, in the first colour"
 
-# Errors: one line, the documented code, and nothing on stdout.
-err_case() {  # err_case WANT-RC PATTERN DESCRIPTION SHIMDUMP-ARGS...
-    want=$1 pat=$2 what=$3
-    shift 3
-    "$SD" "$@" >"$TMP/out" 2>"$TMP/err"
-    rc=$?
-    [ $rc -eq "$want" ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "^shimdump: .*$pat" "$TMP/err" &&
-        [ ! -s "$TMP/out" ]
-    r=$?
-    [ $r -ne 0 ] && { echo "# rc $rc, want $want; stdout $(wc -c <"$TMP/out") bytes"; diag "$TMP/err"; }
-    ok $r "--html, $what: exit $want, one line, nothing on stdout"
-}
-head -c 3000 "$TMP/$1/snap.json" >"$TMP/cut.json"
-printf '{"format_version": 1, "pid": }' >"$TMP/bad.json"
-err_case 1 "no such process: 999999999" "a pid that does not exist" --dir "$TMP" --html "$TMP/$1/snap.json" 999999999
-err_case 5 "not a shimdump JSON snapshot" "a cut JSON snapshot after a good one" --html "$TMP/$1/snap.json" "$TMP/cut.json"
-err_case 5 "bad.json" "bad JSON" --html "$TMP/bad.json"
-err_case 2 "--html takes 1 to 8" "nine inputs" --html 1 2 3 4 5 6 7 8 9
-err_case 2 "--html takes 1 to 8" "no input" --html
-
-stop_holders() {
-    for b in $(backends); do
-        eval "pid=\$pid_$b"
-        touch "$TMP/$b/stop"
-        wait "$pid"
-    done
-}
-
-# The browser: headless Chromium, offline (every host name fails to
-# resolve), its profile in $TMP.
-# CHROMIUM= (empty) in the environment skips it.
-CHROMIUM=${CHROMIUM-$(command -v chromium || command -v chromium-browser || true)}
-browser() {
-    timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-        --user-data-dir="$TMP/chromium" --host-resolver-rules='MAP * ~NOTFOUND' \
-        --no-first-run --disable-extensions --enable-logging=stderr --v=0 "$@"
-}
-if [ -z "$CHROMIUM" ]; then
-    for what in "a screenshot that is not blank" "no console message" "the DOM's figures equal the JSON's" \
-        "the live page's figures" "a PDF for print"; do
-        skip "chromium: $what" "no chromium installed (scripts/deps.sh installs Debian's)"
-    done
-    stop_holders
-    head -c 100000 "$TMP/$1/saved.seg" >"$TMP/cut.seg"
-    err_case 5 "truncated segment" "a truncated segment" --html "$TMP/cut.seg"
-    done_testing
-    exit
-fi
-
-# The PNG's colours, read with zlib: how many distinct ones, and whether
-# each input's colour is among them (a bar of the waterfall is drawn in it).
-cat >"$TMP/png.py" <<'EOF'
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-pos, idat = 8, b""
-while pos < len(data):
-    n, = struct.unpack(">I", data[pos:pos + 4])
-    kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
-    pos += 12 + n
-    if kind == b"IHDR":
-        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
-    elif kind == b"IDAT":
-        idat += body
-assert depth == 8 and ctype in (2, 6), (depth, ctype)
-bpp = 3 if ctype == 2 else 4
-raw, stride = zlib.decompress(idat), w * bpp
-prev, i, colours = bytearray(stride), 0, set()
-for y in range(h):
-    ft, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
-    i += 1 + stride
-    for x in range(stride):
-        a = line[x - bpp] if x >= bpp else 0
-        b, c = prev[x], prev[x - bpp] if x >= bpp else 0
-        if ft == 1: line[x] = (line[x] + a) & 255
-        elif ft == 2: line[x] = (line[x] + b) & 255
-        elif ft == 3: line[x] = (line[x] + (a + b) // 2) & 255
-        elif ft == 4:
-            p = a + b - c
-            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-    colours.update(bytes(line[k:k + 3]) for k in range(0, stride, bpp))
-    prev = line
-want = [bytes.fromhex(c) for c in sys.argv[2:]]
-missing = [c.hex() for c in want if c not in colours]
-print("%dx%d, %d colours%s" % (w, h, len(colours), ", missing " + " ".join(missing) if missing else ""))
-sys.exit(len(colours) < 200 or bool(missing))
-EOF
-colours=$(echo "0072B2 E69F00 009E73" | cut -d' ' -f1-"$nb")
-browser --screenshot="$TMP/shot.png" --window-size=1280,2400 "file://$TMP/report.html" >/dev/null 2>"$TMP/chromium.err" &&
-    check python3 "$TMP/png.py" "$TMP/shot.png" $colours
-ok $? "chromium: a screenshot that is not blank: $(cat "$TMP/out")"
-
-browser --dump-dom "file://$TMP/report.html" >"$TMP/dom.html" 2>"$TMP/chromium.err"
-rc=$?
-[ $rc -eq 0 ] && [ -s "$TMP/dom.html" ] && ! grep -q ':CONSOLE' "$TMP/chromium.err"
-r=$?
-[ $r -ne 0 ] && { echo "# chromium rc $rc"; grep ':CONSOLE' "$TMP/chromium.err" | head -n 5 | diag; }
-ok $r "chromium: the page loads with no console message"
-
-# dom.py DOM JSON...: the figures the page shows, read back from the DOM
-# Chromium built, against the snapshots it was made from (in order).
+# dom.py HTML JSON...: the figures a page shows, read back from its HTML
+# (or the DOM Chromium built from it), against the snapshots it was made
+# from, in order.
 cat >"$TMP/dom.py" <<'EOF'
 import json, sys
 from html.parser import HTMLParser
@@ -293,6 +194,109 @@ for i, d in enumerate(snaps):
     eq("input %d top stack" % i, int(rows[0]["data-tracked-live-bytes"]), max(s["live_bytes"] for s in byid.values()))
 print("%d figures" % checked)
 EOF
+check python3 "$TMP/dom.py" "$TMP/report.html" $jsons
+ok $? "the page's figures equal the --json snapshots' ($(cat "$TMP/out"))"
+
+# Errors: one line, the documented code, and nothing on stdout.
+err_case() {  # err_case WANT-RC PATTERN DESCRIPTION SHIMDUMP-ARGS...
+    want=$1 pat=$2 what=$3
+    shift 3
+    "$SD" "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    [ $rc -eq "$want" ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "^shimdump: .*$pat" "$TMP/err" &&
+        [ ! -s "$TMP/out" ]
+    r=$?
+    [ $r -ne 0 ] && { echo "# rc $rc, want $want; stdout $(wc -c <"$TMP/out") bytes"; diag "$TMP/err"; }
+    ok $r "--html, $what: exit $want, one line, nothing on stdout"
+}
+head -c 3000 "$TMP/$1/snap.json" >"$TMP/cut.json"
+printf '{"format_version": 1, "pid": }' >"$TMP/bad.json"
+err_case 1 "no such process: 999999999" "a pid that does not exist" --dir "$TMP" --html "$TMP/$1/snap.json" 999999999
+err_case 5 "not a shimdump JSON snapshot" "a cut JSON snapshot after a good one" --html "$TMP/$1/snap.json" "$TMP/cut.json"
+err_case 5 "bad.json" "bad JSON" --html "$TMP/bad.json"
+err_case 2 "--html takes 1 to 8" "nine inputs" --html 1 2 3 4 5 6 7 8 9
+err_case 2 "--html takes 1 to 8" "no input" --html
+
+stop_holders() {
+    for b in $(backends); do
+        eval "pid=\$pid_$b"
+        touch "$TMP/$b/stop"
+        wait "$pid"
+    done
+}
+
+# The browser: headless Chromium, offline (every host name fails to
+# resolve), its profile in $TMP.
+# CHROMIUM= (empty) in the environment skips it.
+CHROMIUM=${CHROMIUM-$(command -v chromium || command -v chromium-browser || true)}
+browser() {
+    timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+        --user-data-dir="$TMP/chromium" --host-resolver-rules='MAP * ~NOTFOUND' \
+        --no-first-run --disable-extensions --enable-logging=stderr --v=0 "$@"
+}
+if [ -z "$CHROMIUM" ]; then
+    for what in "a screenshot that is not blank" "no console message" "the DOM's figures equal the JSON's" \
+        "the live page's figures" "a PDF for print"; do
+        skip "chromium: $what" "no chromium installed (scripts/deps.sh installs Debian's)"
+    done
+    stop_holders
+    head -c 100000 "$TMP/$1/saved.seg" >"$TMP/cut.seg"
+    err_case 5 "truncated segment" "a truncated segment" --html "$TMP/cut.seg"
+    done_testing
+    exit
+fi
+
+# The PNG's colours, read with zlib: how many distinct ones, and whether
+# each input's colour is among them (a bar of the waterfall is drawn in it).
+cat >"$TMP/png.py" <<'EOF'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+pos, idat = 8, b""
+while pos < len(data):
+    n, = struct.unpack(">I", data[pos:pos + 4])
+    kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+    pos += 12 + n
+    if kind == b"IHDR":
+        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+    elif kind == b"IDAT":
+        idat += body
+assert depth == 8 and ctype in (2, 6), (depth, ctype)
+bpp = 3 if ctype == 2 else 4
+raw, stride = zlib.decompress(idat), w * bpp
+prev, i, colours = bytearray(stride), 0, set()
+for y in range(h):
+    ft, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
+    i += 1 + stride
+    for x in range(stride):
+        a = line[x - bpp] if x >= bpp else 0
+        b, c = prev[x], prev[x - bpp] if x >= bpp else 0
+        if ft == 1: line[x] = (line[x] + a) & 255
+        elif ft == 2: line[x] = (line[x] + b) & 255
+        elif ft == 3: line[x] = (line[x] + (a + b) // 2) & 255
+        elif ft == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    colours.update(bytes(line[k:k + 3]) for k in range(0, stride, bpp))
+    prev = line
+want = [bytes.fromhex(c) for c in sys.argv[2:]]
+missing = [c.hex() for c in want if c not in colours]
+print("%dx%d, %d colours%s" % (w, h, len(colours), ", missing " + " ".join(missing) if missing else ""))
+sys.exit(len(colours) < 200 or bool(missing))
+EOF
+colours=$(echo "0072B2 E69F00 009E73" | cut -d' ' -f1-"$nb")
+browser --screenshot="$TMP/shot.png" --window-size=1280,2400 "file://$TMP/report.html" >/dev/null 2>"$TMP/chromium.err" &&
+    check python3 "$TMP/png.py" "$TMP/shot.png" $colours
+ok $? "chromium: a screenshot that is not blank: $(cat "$TMP/out")"
+
+browser --dump-dom "file://$TMP/report.html" >"$TMP/dom.html" 2>"$TMP/chromium.err"
+rc=$?
+[ $rc -eq 0 ] && [ -s "$TMP/dom.html" ] && ! grep -q ':CONSOLE' "$TMP/chromium.err"
+r=$?
+[ $r -ne 0 ] && { echo "# chromium rc $rc"; grep ':CONSOLE' "$TMP/chromium.err" | head -n 5 | diag; }
+ok $r "chromium: the page loads with no console message"
+
 check python3 "$TMP/dom.py" "$TMP/dom.html" $jsons
 ok $? "chromium: the DOM's figures equal the --json snapshots' ($(cat "$TMP/out"))"
 
