@@ -579,7 +579,12 @@ static const char css[] =
     ".card .cf{font-size:13px;margin-top:6px}\n"
     "ul.notes{margin:6px 0 0;padding-left:18px;font-size:13px;color:#8a4b00}\n"
     ".warn{color:#8a4b00}\n"
+    ".sites{width:100%;margin-top:18px;table-layout:fixed}\n"
+    ".sites caption{font-size:15px}\n"
     ".sites td{white-space:normal}\n"
+    ".sites th:nth-child(1){width:3em}.sites th:nth-child(2){width:10em}"
+    ".sites th:nth-child(3),.sites th:nth-child(4),.sites th:nth-child(5),"
+    ".sites th:nth-child(6){width:7.5em}\n"
     ".sites td.n{white-space:nowrap}\n"
     ".bar{display:block;height:8px;border-radius:2px;margin-top:4px;min-width:1px}\n"
     ".frames{margin:0;padding:0;list-style:none;font:12px/1.5 \"DejaVu Sans Mono\",ui-monospace,"
@@ -1778,10 +1783,12 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
     }
     for (size_t i = 0; i < n; i++) {
         const struct dump *d = in[i].d;
-        fputs("<h3>", f);
-        swatch(f, &in[i]);
-        esc(f, in[i].label);
-        fputs("</h3>\n", f);
+        if (d->stack_depth == 0 || cnt[i] == 0) {
+            fputs("<h3>", f);
+            swatch(f, &in[i]);
+            esc(f, in[i].label);
+            fputs("</h3>\n", f);
+        }
         if (d->stack_depth == 0) {
             fprintf(f, "<p class=\"note\">No call stacks in this snapshot (stacks:0%s).</p>\n",
                     d->sample == 1 ? ", the default with sample:1" : "");
@@ -1799,8 +1806,9 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
             continue;
         }
         fprintf(f, "<table class=\"sites\" data-input=\"%zu\" data-kind=\"stacks\">\n<caption>", i);
+        swatch(f, &in[i]);
         esc(f, in[i].label);
-        fprintf(f, ": the top %zu of %zu stacks by live bytes</caption>\n<thead><tr>"
+        fprintf(f, "<span class=\"note\">: the top %zu of %zu stacks by live bytes</span></caption>\n<thead><tr>"
                    "<th scope=\"col\">#</th><th scope=\"col\">live bytes</th>"
                    "<th scope=\"col\">long-lived</th><th scope=\"col\">blocks</th>"
                    "<th scope=\"col\">age median</th><th scope=\"col\">allocations</th>"
