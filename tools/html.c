@@ -561,6 +561,7 @@ static const char css[] =
     "tbody th{font-weight:500;text-align:left}\n"
     ".l{text-align:left}\n"
     "caption{caption-side:top;text-align:left;font-weight:600;padding:4px 0;color:var(--ink)}\n"
+    "table.wf caption{white-space:nowrap}\n"
     "details{margin:6px 0 0}\n"
     "details>summary{cursor:pointer;color:var(--muted);font-size:13px}\n"
     "details .scroll{overflow-x:auto;max-height:460px;overflow-y:auto;border:1px solid #eceef2;"
@@ -839,8 +840,11 @@ static int wf_value(const struct input *in, enum wf_fig k, uint64_t *v)
 
 static void waterfall(FILE *f, const struct input *in, size_t n)
 {
-    const double lab_w = 190, bar_x = 200, right = 150, bar_h = n > 4 ? 12 : 15, gap = 3, pad = 14;
+    const double lab_w = 190, bar_x = 200, right = 150, bar_h = n > 4 ? 12 : n == 1 ? 18 : 15, gap = 3,
+                 pad = 14;
     double row_h = (double)n * bar_h + (double)(n - 1) * gap + pad, top = 8;
+    if (row_h < 38)
+        row_h = 38;   /* room for the step's name and its line under it */
     double h = top + WF_COUNT * row_h + 40;
     uint64_t vmax = 0, v;
     struct byte_ticks bt;
