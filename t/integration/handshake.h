@@ -1,6 +1,8 @@
-/* handshake: how the live test programs (holder, sites) and their shell
- * tests signal each other, through files in a directory, without
- * allocating: put() writes a file whole (by rename), await() waits for one. */
+/* handshake: how the live test programs (holder, sites, lines) and their
+ * shell tests signal each other, through files in a directory, without
+ * allocating: put() writes a file whole (by rename), await() waits for one.
+ * Inline, so that a program that uses only some of them is not warned of
+ * the others. */
 #ifndef MALLOCSHIM_HANDSHAKE_H
 #define MALLOCSHIM_HANDSHAKE_H
 
@@ -10,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static void sleep_ms(long ms)
+static inline void sleep_ms(long ms)
 {
     struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
     while (nanosleep(&ts, &ts) != 0)
@@ -18,7 +20,7 @@ static void sleep_ms(long ms)
 }
 
 /* Writes DIR/NAME with text, all at once; exits 3 on failure. */
-static void put(const char *dir, const char *name, const char *text)
+static inline void put(const char *dir, const char *name, const char *text)
 {
     char path[512], tmp[520];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -31,7 +33,7 @@ static void put(const char *dir, const char *name, const char *text)
 
 /* Waits for DIR/NAME to exist, at most max_ms (0: for ever). Returns 0 when
  * it does, -1 after max_ms. */
-static int await_ms(const char *dir, const char *name, long max_ms)
+static inline int await_ms(const char *dir, const char *name, long max_ms)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -43,7 +45,7 @@ static int await_ms(const char *dir, const char *name, long max_ms)
     return 0;
 }
 
-static void await(const char *dir, const char *name)
+static inline void await(const char *dir, const char *name)
 {
     await_ms(dir, name, 0);
 }
