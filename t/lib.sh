@@ -1,6 +1,6 @@
 # lib.sh: TAP helpers for the shell tests. Sourced; expects SHIM, T,
-# TOP_BUILDDIR, HAVE_JEMALLOC, HAVE_TCMALLOC, HAVE_LIBUNWIND and HAVE_LIBELF
-# from `make check`.
+# TOP_BUILDDIR, HAVE_JEMALLOC, HAVE_TCMALLOC, HAVE_LIBUNWIND, HAVE_LIBELF and
+# HAVE_LIBDW from `make check`.
 set -u
 
 : "${SHIM:?run me through make check}"

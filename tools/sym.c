@@ -1,9 +1,15 @@
 /* sym: names addresses from the ELF symbol tables of a process's objects (see
  * sym.h). Each object's table is read once, at its first lookup, into a
- * sorted array of function symbols with their names copied; no file stays open. */
+ * sorted array of function symbols with their names copied; no file stays
+ * open for them. With libdw, the one object whose lines were looked up last
+ * keeps its DWARF open (symdw.c), and every file libdw reads is one that
+ * this file opened and checked. */
 #include "config.h"
 
 #include "sym.h"
+#ifdef HAVE_LIBDW
+#include "symdw.h"
+#endif
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -44,6 +50,11 @@ struct ent {
 
 enum obj_state { OBJ_NEW, OBJ_READY, OBJ_FAILED };
 
+/* An object's DWARF: LINES_OPEN while it is the context's open one,
+ * LINES_SHUT once another object's took its place (opened again when
+ * needed), LINES_NONE when it has none that may be read (lines_note). */
+enum lines_state { LINES_NEW, LINES_OPEN, LINES_SHUT, LINES_NONE };
+
 struct obj {
     char *path;
     uint64_t bias, lo, hi;
@@ -59,6 +70,14 @@ struct obj {
     char *pool;                /* the names of ents */
     char **dem;                /* NULL, or per entry: NULL (not tried yet), a malloc'ed
                                 * demangled name, or the pool's name (kept as is) */
+    enum lines_state lines;
+    const char *lines_note;    /* LINES_NONE: why; a string literal */
+};
+
+/* An ELF file open for libdw: its descriptor stays open while libdw may read. */
+struct elf_file {
+    int fd;                    /* -1 when closed */
+    Elf *e;
 };
 
 typedef char *(*demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
@@ -73,6 +92,16 @@ struct sym_ctx {
     int dem_tried;             /* libstdc++ was looked for */
     void *dem_dl;
     demangle_fn dem_fn;        /* __cxa_demangle, or NULL */
+#ifdef HAVE_LIBDW
+    /* The DWARF of one object at a time (dw_obj, in state LINES_OPEN), from
+     * dw_main and, for dwz's supplementary file, dw_alt. Invariant:
+     * dw != NULL == (dw_obj != NULL) == (dw_main.e != NULL). */
+    struct obj *dw_obj;
+    struct symdw *dw;
+    struct elf_file dw_main, dw_alt;
+    uint64_t dw_read;          /* debug section bytes read in all (<= SYM_MAX_DWARF_READ) */
+    uint64_t dw_lines_left;    /* line-program bytes that may still be read (symdw.h) */
+#endif
 };
 
 /* ---- libelf ---- */
@@ -184,12 +213,41 @@ static size_t file_build_id(Elf *e, uint8_t *id, size_t cap)
     return 0;
 }
 
+/* 1 when the file's build id is want[len]. */
+static int id_matches(Elf *e, const uint8_t *want, size_t len)
+{
+    uint8_t id[SYM_MAX_BUILD_ID];
+    size_t have = file_build_id(e, id, sizeof id);
+    return have == len && len <= sizeof id && memcmp(id, want, len) == 0;
+}
+
 /* 1 when the file's build id is the recorded one of o. */
 static int build_id_matches(Elf *e, const struct obj *o)
 {
-    uint8_t id[SYM_MAX_BUILD_ID];
-    size_t len = file_build_id(e, id, sizeof id);
-    return len == o->build_id_len && memcmp(id, o->build_id, len) == 0;
+    return id_matches(e, o->build_id, o->build_id_len);
+}
+
+/* The size of a buffer that holds any debug file's path. */
+#define DEBUG_PATH_MAX (sizeof DEBUG_DIR + 2 * SYM_MAX_BUILD_ID + 8)
+
+/* Writes the path of the debug file named by id[len] into path
+ * (DEBUG_PATH_MAX bytes): <first byte>/<the others>.debug under DEBUG_DIR.
+ * Returns 0, or ENOENT when len is below 2 or above SYM_MAX_BUILD_ID. */
+static int debug_path(char *path, const uint8_t *id, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    char *p;
+    if (len < 2 || len > SYM_MAX_BUILD_ID)
+        return ENOENT;
+    p = path + sprintf(path, "%s", DEBUG_DIR);
+    for (size_t i = 0; i < len; i++) {
+        *p++ = hex[id[i] >> 4];
+        *p++ = hex[id[i] & 15];
+        if (i == 0)
+            *p++ = '/';
+    }
+    strcpy(p, ".debug");
+    return 0;
 }
 
 /* ---- Symbol tables ---- */
@@ -348,21 +406,11 @@ static const char *elf_refusal(Elf *e)
  * ENOMEM, or ENOENT for anything else (missing, another build, no .symtab). */
 static int load_debugfile(struct sym_ctx *c, struct obj *o)
 {
-    char path[sizeof DEBUG_DIR + 2 * SYM_MAX_BUILD_ID + 8], *p;
+    char path[DEBUG_PATH_MAX];
     int fd, r = ENOENT;
-    size_t i;
-    static const char hex[] = "0123456789abcdef";
 
-    if (o->build_id_len < 2)
+    if (debug_path(path, o->build_id, o->build_id_len) != 0)
         return ENOENT;
-    p = path + sprintf(path, "%s", DEBUG_DIR);
-    for (i = 0; i < o->build_id_len; i++) {
-        *p++ = hex[o->build_id[i] >> 4];
-        *p++ = hex[o->build_id[i] & 15];
-        if (i == 0)
-            *p++ = '/';
-    }
-    strcpy(p, ".debug");
     if (open_file(c->root, path, &fd) != 0)
         return ENOENT;
     Elf *e = elf_begin(fd, ELF_C_READ, NULL);
@@ -434,6 +482,258 @@ static void obj_load(struct sym_ctx *c, struct obj *o)
     }
     elf_end(e);
     close(fd);
+}
+
+/* ---- Source lines (libdw) ---- */
+
+#ifdef HAVE_LIBDW
+static void file_close(struct elf_file *f)
+{
+    if (f->e)
+        elf_end(f->e);
+    if (f->fd >= 0)
+        close(f->fd);
+    f->e = NULL;
+    f->fd = -1;
+}
+
+/* 1 when libdw reads the section of this name (every DWARF section, plain
+ * or in GNU's older .zdebug form, and GDB's index). */
+static int is_debug_section(const char *name)
+{
+    return strncmp(name, ".debug_", 7) == 0 || strncmp(name, ".zdebug_", 8) == 0 ||
+           strcmp(name, ".gdb_index") == 0;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* The bytes libdw will hold once it opens e: its debug sections as read,
+ * plus the inflated size of the compressed ones, which it inflates at
+ * once. Above cap, some sum above cap: the compressed sections' headers are
+ * read only when the bytes as read fit (reading them reads the section).
+ * Sets *sup when e has a .debug_sup (DWARF 5's supplementary file, which
+ * is not looked for). */
+static uint64_t dwarf_bytes(Elf *e, uint64_t cap, int *sup)
+{
+    size_t shstrndx;
+    uint64_t sum = 0;
+    Elf_Scn *scn;
+    GElf_Shdr sh;
+    const char *name;
+
+    *sup = 0;
+    if (elf_getshdrstrndx(e, &shstrndx) != 0)
+        return 0;
+    for (scn = NULL; (scn = elf_nextscn(e, scn)) != NULL;) {
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+            !(name = elf_strptr(e, shstrndx, sh.sh_name)))
+            continue;
+        if (strcmp(name, ".debug_sup") == 0)
+            *sup = 1;
+        if (is_debug_section(name))
+            sum = add_sat(sum, sh.sh_size);
+    }
+    if (sum == 0 || sum > cap)
+        return sum;
+    for (scn = NULL; (scn = elf_nextscn(e, scn)) != NULL;) {
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+            !(name = elf_strptr(e, shstrndx, sh.sh_name)) || !is_debug_section(name))
+            continue;
+        if (sh.sh_flags & SHF_COMPRESSED) {
+            GElf_Chdr ch;
+            /* an unreadable header: libdw fails on it as well */
+            if (gelf_getchdr(scn, &ch))
+                sum = add_sat(sum, ch.ch_size);
+        } else if (name[1] == 'z') {
+            /* "ZLIB", then the inflated size, 8 bytes big-endian */
+            Elf_Data *d = elf_rawdata(scn, NULL);
+            const unsigned char *b = d ? d->d_buf : NULL;
+            if (b && d->d_size >= 12 && memcmp(b, "ZLIB", 4) == 0) {
+                uint64_t n = 0;
+                for (int i = 4; i < 12; i++)
+                    n = n << 8 | b[i];
+                sum = add_sat(sum, n);
+            }
+        }
+    }
+    return sum;
+}
+
+/* Opens path (under c->root first, by sym's rules) as an ELF file whose
+ * build id is id[len] (not checked when len is 0), with an executable's or
+ * shared object's header unless any_type (dwz's files have none). Returns 0
+ * and *f, or ENOENT. */
+static int elf_file_open(struct sym_ctx *c, const char *path, const uint8_t *id, size_t len,
+                         int any_type, struct elf_file *f)
+{
+    GElf_Ehdr eh;
+    f->e = NULL;
+    if (open_file(c->root, path, &f->fd) != 0) {
+        f->fd = -1;
+        return ENOENT;
+    }
+    f->e = elf_begin(f->fd, ELF_C_READ, NULL);
+    if (!f->e || elf_kind(f->e) != ELF_K_ELF || !gelf_getehdr(f->e, &eh) ||
+        (!any_type && elf_refusal(f->e)) || (len > 0 && !id_matches(f->e, id, len))) {
+        file_close(f);
+        return ENOENT;
+    }
+    return 0;
+}
+
+/* Opens the supplementary file that .gnu_debugaltlink names by name and
+ * build id: the debug file of that build id, else the name itself when it
+ * is under /usr/lib/debug/ (where Debian's dh_dwz puts them, under .dwz/)
+ * and goes nowhere else. 0 and *f, or ENOENT. */
+static int alt_open(struct sym_ctx *c, const char *name, const uint8_t *id, size_t len,
+                    struct elf_file *f)
+{
+    char path[DEBUG_PATH_MAX];
+    static const char dir[] = "/usr/lib/debug/";
+    if (debug_path(path, id, len) == 0 && elf_file_open(c, path, id, len, 1, f) == 0)
+        return 0;
+    if (len == 0 || strncmp(name, dir, sizeof dir - 1) != 0 || strstr(name, "/../") ||
+        strstr(name, "/./") || strstr(name, "//"))
+        return ENOENT;
+    return elf_file_open(c, name, id, len, 1, f);
+}
+
+/* Closes the context's open DWARF, if any; its object can be opened again. */
+static void lines_shut(struct sym_ctx *c)
+{
+    if (!c->dw_obj)
+        return;
+    symdw_close(c->dw);
+    file_close(&c->dw_main);
+    file_close(&c->dw_alt);
+    c->dw_obj->lines = LINES_SHUT;
+    c->dw_obj = NULL;
+    c->dw = NULL;
+}
+
+/* Makes path's DWARF the context's open one, for o, within the budgets.
+ * Returns 0; ENOENT when path is missing, another build's, or has no DWARF
+ * (the next candidate is tried); any other value when it has DWARF that is
+ * not to be read, with *why set. */
+static int lines_try(struct sym_ctx *c, struct obj *o, const char *path, const char **why)
+{
+    struct elf_file m = { -1, NULL }, a = { -1, NULL };
+    struct symdw *w = NULL;
+    const char *altname;
+    const uint8_t *altid;
+    uint64_t bytes, abytes;
+    size_t altlen;
+    int sup, r;
+
+    if (elf_file_open(c, path, o->build_id, o->build_id_len, 0, &m) != 0)
+        return ENOENT;
+    r = EFBIG;
+    bytes = dwarf_bytes(m.e, SYM_MAX_DWARF_BYTES, &sup);
+    if (bytes == 0) {
+        r = ENOENT;
+        goto fail;
+    }
+    if (sup) {
+        *why = "supplementary debug file (.debug_sup) not supported";
+        goto fail;
+    }
+    if (bytes > SYM_MAX_DWARF_BYTES) {
+        *why = "debug information too large";
+        goto fail;
+    }
+    if (bytes > SYM_MAX_DWARF_READ - c->dw_read) {
+        *why = "debug information budget spent";
+        goto fail;
+    }
+    c->dw_read += bytes;
+    if ((r = symdw_open(m.e, &c->dw_lines_left, &w)) != 0) {
+        *why = r == ENOMEM ? "out of memory" : "no debug information";
+        goto fail;
+    }
+    /* dwz: nothing is read from w until its supplementary file is given. */
+    if ((altlen = symdw_altlink(w, &altname, &altid)) > 0) {
+        r = EFBIG;
+        if (alt_open(c, altname, altid, altlen, &a) != 0) {
+            *why = "supplementary debug file not found";
+            goto fail;
+        }
+        abytes = dwarf_bytes(a.e, SYM_MAX_DWARF_BYTES - bytes, &sup);
+        if (abytes > SYM_MAX_DWARF_BYTES - bytes) {
+            *why = "debug information too large";
+            goto fail;
+        }
+        if (sup) {
+            *why = "supplementary debug file (.debug_sup) not supported";
+            goto fail;
+        }
+        if (abytes > SYM_MAX_DWARF_READ - c->dw_read) {
+            *why = "debug information budget spent";
+            goto fail;
+        }
+        c->dw_read += abytes;
+        if (symdw_setalt(w, a.e) != 0) {
+            *why = "supplementary debug file unusable";
+            goto fail;
+        }
+    }
+    c->dw = w;
+    c->dw_main = m;
+    c->dw_alt = a;
+    c->dw_obj = o;
+    o->lines = LINES_OPEN;
+    return 0;
+fail:
+    symdw_close(w);
+    file_close(&a);
+    file_close(&m);
+    return r;
+}
+
+/* Opens o's DWARF, closing the context's other one: from the debug file
+ * named by its build id, else from the object's own file. */
+static void lines_open(struct sym_ctx *c, struct obj *o)
+{
+    char path[DEBUG_PATH_MAX];
+    const char *why = "no debug information";
+    int r = ENOENT;
+
+    lines_shut(c);
+    if (debug_path(path, o->build_id, o->build_id_len) == 0)
+        r = lines_try(c, o, path, &why);
+    if (r == ENOENT && o->path[0] == '/')
+        r = lines_try(c, o, o->path, &why);
+    if (r != 0) {
+        o->lines = LINES_NONE;
+        o->lines_note = why;
+    }
+}
+#endif
+
+/* Fills out->file and out->line for the address out->obj_off of o, or
+ * out->line_note. */
+static void lines_lookup(struct sym_ctx *c, struct obj *o, struct sym_result *out)
+{
+#ifdef HAVE_LIBDW
+    if (o->lines == LINES_NEW || o->lines == LINES_SHUT)
+        lines_open(c, o);
+    if (o->lines == LINES_NONE) {
+        out->line_note = o->lines_note;
+        return;
+    }
+    int r = symdw_line(c->dw, out->obj_off, &out->file, &out->line);
+    if (r != 0) {
+        out->file = NULL;
+        out->line = 0;
+        out->line_note = r == E2BIG ? "debug information budget spent" : "no line covers the address";
+    }
+#else
+    (void)c;
+    (void)o;
+    out->line_note = "shimdump built without libdw";
+#endif
 }
 
 /* ---- Lookup ---- */
@@ -550,6 +850,7 @@ int sym_lookup(struct sym_ctx *c, uint64_t addr, struct sym_result *out)
     out->obj_off = addr - o->bias;
     if (o->state == OBJ_NEW)
         obj_load(c, o);
+    lines_lookup(c, o, out);
     if (o->state == OBJ_FAILED) {
         out->note = o->note;
         return o->err;
@@ -599,6 +900,10 @@ struct sym_ctx *sym_open(const struct sym_obj *objs, size_t n, const char *root)
     if (!(c = calloc(1, sizeof *c)))
         return NULL;
     c->n = n;
+#ifdef HAVE_LIBDW
+    c->dw_main.fd = c->dw_alt.fd = -1;
+    c->dw_lines_left = SYM_MAX_LINE_BYTES;
+#endif
     if ((n > 0 && (!(c->objs = calloc(n, sizeof *c->objs)) || !(c->order = calloc(n, sizeof *c->order)) ||
                    !(c->maxhi = calloc(n, sizeof *c->maxhi)))) ||
         (root && !(c->root = strdup(root))))
@@ -643,6 +948,9 @@ void sym_close(struct sym_ctx *c)
         free(o->pool);
         free(o->path);
     }
+#ifdef HAVE_LIBDW
+    lines_shut(c);
+#endif
     if (c->dem_dl)
         dlclose(c->dem_dl);
     free(c->objs);

@@ -1,5 +1,7 @@
 /* Unit tests of tools/sym.c: names of this process's own functions, C++
- * demangling, build id checks, debug files, and no crash on any file. */
+ * demangling, build id checks, debug files, and no crash on any file; with
+ * libdw, the file and line of a call, from its own DWARF, a debug file or
+ * compressed sections, within the bounds, and dwz's supplementary files. */
 #include "config.h"
 
 #include <check.h>
@@ -19,6 +21,9 @@
 #include <unistd.h>
 
 #include "sym.h"
+#ifdef HAVE_LIBDW
+#include "symdw.h"
+#endif
 
 #ifndef OBJCOPY
 #define OBJCOPY "objcopy"
@@ -810,8 +815,34 @@ START_TEST(odd_files_do_not_crash)
 }
 END_TEST
 
+/* The span of an ELF64 image's .debug_* sections (its DWARF), in *at and
+ * *span; 0 and 0 when it has none. */
+static void debug_span(const unsigned char *b, size_t n, size_t *at, size_t *span)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)b;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    *at = *span = 0;
+    if (eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > n || eh->e_shstrndx >= eh->e_shnum)
+        return;
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(b + eh->e_shoff), *str = &sh[eh->e_shstrndx];
+    for (size_t i = 0; i < eh->e_shnum; i++) {
+        if (str->sh_offset + sh[i].sh_name + 8 > n || sh[i].sh_type == SHT_NOBITS ||
+            memcmp(b + str->sh_offset + sh[i].sh_name, ".debug_", 7) != 0)
+            continue;
+        if (sh[i].sh_offset < lo)
+            lo = sh[i].sh_offset;
+        if (sh[i].sh_offset + sh[i].sh_size > hi)
+            hi = sh[i].sh_offset + sh[i].sh_size;
+    }
+    if (lo < hi && hi <= n) {
+        *at = lo;
+        *span = hi - lo;
+    }
+}
+
 /* Copies of the test binary and of the hand-made file with random bytes
- * changed where the parser looks: headers, section headers, tables. */
+ * changed where the parsers look: headers, section headers, tables, and
+ * (the test binary's, built with -g) the DWARF that libdw reads. */
 START_TEST(mutated_files_do_not_crash)
 {
     struct sym_obj objs[512];
@@ -827,6 +858,11 @@ START_TEST(mutated_files_do_not_crash)
     write_elf(fake, SHT_SYMTAB, fake_id, sizeof fake_id, FE_SECTIONS | FE_NOTE_SECTION | FE_NOTE_PHDR);
     orig[0] = read_all(self->path, &n[0]);
     orig[1] = read_all(fake, &n[1]);
+    size_t dw_at, dw_span;
+    debug_span(orig[0], n[0], &dw_at, &dw_span);
+#ifdef HAVE_LIBDW
+    ck_assert_uint_gt(dw_span, 0);     /* built with -g */
+#endif
     int iters = getenv("CHECK_SYM_ITERS") ? atoi(getenv("CHECK_SYM_ITERS")) : 300;
     for (int it = 0; it < iters; it++) {
         int which = it & 1;
@@ -837,7 +873,7 @@ START_TEST(mutated_files_do_not_crash)
         int changes = 1 + (int)(rnd() % 8);
         for (int k = 0; k < changes; k++) {
             size_t at, span;
-            switch (rnd() % 4) {
+            switch (rnd() % 5) {
             case 0:                    /* the ELF header and program headers */
                 at = 0;
                 span = eh->e_phoff + (size_t)eh->e_phnum * eh->e_phentsize;
@@ -849,6 +885,10 @@ START_TEST(mutated_files_do_not_crash)
             case 2:                    /* the last quarter: .symtab, .strtab */
                 at = n[which] - n[which] / 4;
                 span = n[which] / 4;
+                break;
+            case 3:                    /* the DWARF (none in the hand-made file) */
+                at = which ? 0 : dw_at;
+                span = which ? 0 : dw_span;
                 break;
             default:
                 at = 0;
@@ -946,6 +986,348 @@ START_TEST(stripped_copy)
 }
 END_TEST
 
+/* ---- Lines (libdw) ---- */
+
+#ifdef HAVE_LIBDW
+static int call_line;          /* the line of the call in sym_test_call */
+
+__attribute__((noinline)) static void *sym_test_ret(void)
+{
+    void *r = __builtin_extract_return_addr(__builtin_return_address(0));
+    __asm__ volatile("" : : "r"(r) : "memory");
+    return r;
+}
+
+/* The return address of a call made at a known line: the call and the
+ * assignment share the line. */
+__attribute__((noinline)) static uint64_t sym_test_call(void)
+{
+    void *r = sym_test_ret(); call_line = __LINE__;
+    __asm__ volatile("" : : "r"(r) : "memory");   /* no tail call */
+    return (uint64_t)(uintptr_t)r;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+/* Checks r: sym_test_call, at call_line of this file. */
+static void assert_call_line(const struct sym_result *r)
+{
+    ck_assert_str_eq(r->func, "sym_test_call");
+    ck_assert_msg(r->file != NULL, "no line: %s", r->line_note ? r->line_note : "(no note)");
+    ck_assert_str_eq(base_name(r->file), base_name(__FILE__));
+    ck_assert_msg(r->file[0] != '/' || access(r->file, R_OK) == 0, "%s: not this source", r->file);
+    ck_assert_uint_eq(r->line, call_line);
+    ck_assert_ptr_null(r->line_note);
+}
+
+/* The section named name in an ELF64 image b[n], or NULL. */
+static Elf64_Shdr *find_section(unsigned char *b, size_t n, const char *name)
+{
+    Elf64_Ehdr *eh = (Elf64_Ehdr *)b;
+    ck_assert_uint_le(eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr), n);
+    Elf64_Shdr *sh = (Elf64_Shdr *)(b + eh->e_shoff), *str = &sh[eh->e_shstrndx];
+    for (size_t i = 0; i < eh->e_shnum; i++)
+        if (str->sh_offset + sh[i].sh_name < n &&
+            strcmp((char *)b + str->sh_offset + sh[i].sh_name, name) == 0)
+            return &sh[i];
+    return NULL;
+}
+
+/* Replaces every copy of the build id from[len] in the file by to[len]. */
+static void patch_id(const char *path, const uint8_t *from, const uint8_t *to, size_t len)
+{
+    size_t n, hits = 0;
+    unsigned char *b = read_all(path, &n);
+    for (unsigned char *p = b; (p = memmem(p, n - (size_t)(p - b), from, len)) != NULL; p += len) {
+        memcpy(p, to, len);
+        hits++;
+    }
+    ck_assert_uint_gt(hits, 0);
+    write_file(path, b, n);
+    free(b);
+}
+
+/* Runs objcopy with the arguments, NULL-terminated. */
+static void objcopy(const char *a, const char *b, const char *c, const char *d)
+{
+    const char *argv[] = { OBJCOPY, a, b, c, d, NULL };
+    ck_assert_msg(run(argv) == 0, "%s %s %s %s %s failed", OBJCOPY, a, b, c ? c : "", d ? d : "");
+}
+
+/* Makes DIR/usr/lib/debug/.build-id/xx and returns the path of the debug
+ * file of id[len] under it in path[cap]. */
+static void debug_file_path(char *path, size_t cap, const char *dir, const uint8_t *id, size_t len)
+{
+    char mk[PATH_MAX];
+    const char *parts[] = { "/usr", "/usr/lib", "/usr/lib/debug", "/usr/lib/debug/.build-id" };
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(mk, sizeof mk, "%s%s", dir, parts[i]);
+        ck_assert(mkdir(mk, 0755) == 0 || errno == EEXIST);
+    }
+    snprintf(mk, sizeof mk, "%s/usr/lib/debug/.build-id/%02x", dir, id[0]);
+    ck_assert(mkdir(mk, 0755) == 0 || errno == EEXIST);
+    int at = snprintf(path, cap, "%s/", mk);
+    for (size_t i = 1; i < len; i++)
+        at += snprintf(path + at, cap - (size_t)at, "%02x", id[i]);
+    snprintf(path + at, cap - (size_t)at, ".debug");
+}
+
+/* This test binary, built with -g: the file and line of a call. */
+START_TEST(line_from_own_dwarf)
+{
+    struct sym_obj objs[512];
+    size_t n = list_objs(objs);
+    struct sym_result r;
+    uint64_t ret = sym_test_call();
+    ck_assert_ptr_nonnull(holder(ret));
+
+    struct sym_ctx *c = sym_open(objs, n, NULL);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(sym_lookup(c, ret - 1, &r), 0);
+    assert_call_line(&r);
+    ck_assert_int_eq(r.source, SYM_SYMTAB);
+    /* An address of no function's code: named or not, no line invented. */
+    ck_assert_int_eq(sym_lookup(c, holder(ret)->lo, &r), 0);
+    ck_assert(r.file == NULL && r.line == 0 && r.line_note != NULL);
+    sym_close(c);
+}
+END_TEST
+
+/* A stripped copy: names and lines from the debug file of its build id
+ * (objcopy --only-keep-debug), under root; none from a debug file of
+ * another build; and the DWARF of two objects in turn. */
+START_TEST(line_from_debug_file)
+{
+    struct sym_obj objs[512];
+    list_objs(objs);
+    uint64_t ret = sym_test_call();
+    const struct tobj *self = holder(ret);
+    char stripped[128], dbg[PATH_MAX];
+    struct sym_result r;
+
+    make_tmpdir();
+    snprintf(stripped, sizeof stripped, "%s/stripped", tmpdir);
+    objcopy("--strip-all", self->path, stripped, NULL);
+    struct sym_obj o = one_obj(self, stripped);
+    struct sym_ctx *c = sym_open(&o, 1, NULL);
+    ck_assert_int_eq(sym_lookup(c, ret - 1, &r), 0);
+    ck_assert_ptr_null(r.file);
+    ck_assert_str_eq(r.line_note, "no debug information");
+    sym_close(c);
+
+    debug_file_path(dbg, sizeof dbg, tmpdir, self->id, self->idlen);
+    objcopy("--only-keep-debug", self->path, dbg, NULL);
+    c = sym_open(&o, 1, tmpdir);
+    ck_assert_int_eq(sym_lookup(c, ret - 1, &r), 0);
+    assert_call_line(&r);
+    ck_assert_int_eq(r.source, SYM_DEBUGFILE);
+    sym_close(c);
+
+    /* Two objects, one with its own DWARF and the stripped one with the
+     * debug file (placed elsewhere): each lookup changes the open DWARF. */
+    struct sym_obj two[2] = { one_obj(self, NULL), one_obj(self, stripped) };
+    const uint64_t shift = 0x100000000000ULL;
+    two[1].bias += shift;
+    two[1].lo += shift;
+    two[1].hi += shift;
+    c = sym_open(two, 2, tmpdir);
+    for (int i = 0; i < 6; i++) {
+        ck_assert_int_eq(sym_lookup(c, ret - 1 + (i & 1 ? shift : 0), &r), 0);
+        ck_assert_str_eq(r.obj, i & 1 ? stripped : self->path);
+        assert_call_line(&r);
+    }
+    sym_close(c);
+
+    /* The debug file of another build at that path: neither names nor lines. */
+    uint8_t other[SYM_MAX_BUILD_ID];
+    memcpy(other, self->id, self->idlen);
+    other[self->idlen - 1] ^= 0x5a;
+    patch_id(dbg, self->id, other, self->idlen);
+    c = sym_open(&o, 1, tmpdir);
+    ck_assert_int_eq(sym_lookup(c, ret - 1, &r), 0);
+    ck_assert_ptr_null(r.func);
+    ck_assert_ptr_null(r.file);
+    ck_assert_str_eq(r.line_note, "no debug information");
+    sym_close(c);
+    rm_tree(tmpdir);
+}
+END_TEST
+
+/* Compressed debug sections are inflated by libdw; one that claims to
+ * inflate to 1 TiB is not (the bound is checked first), and the name
+ * still comes from .symtab. */
+START_TEST(dwarf_too_large)
+{
+    struct sym_obj objs[512];
+    list_objs(objs);
+    uint64_t ret = sym_test_call();
+    const struct tobj *self = holder(ret);
+    char z[128];
+    struct sym_result r;
+    size_t n;
+
+    make_tmpdir();
+    snprintf(z, sizeof z, "%s/compressed", tmpdir);
+    objcopy("--compress-debug-sections=zlib", self->path, z, NULL);
+    struct sym_obj o = one_obj(self, z);
+    struct sym_ctx *c = sym_open(&o, 1, NULL);
+    ck_assert_int_eq(sym_lookup(c, ret - 1, &r), 0);
+    assert_call_line(&r);
+    sym_close(c);
+
+    unsigned char *b = read_all(z, &n);
+    Elf64_Shdr *sh = find_section(b, n, ".debug_info");
+    ck_assert_ptr_nonnull(sh);
+    ck_assert(sh->sh_flags & SHF_COMPRESSED);
+    ck_assert_uint_le(sh->sh_offset + sizeof(Elf64_Chdr), n);
+    Elf64_Chdr ch;
+    memcpy(&ch, b + sh->sh_offset, sizeof ch);
+    ch.ch_size = 1ULL << 40;
+    memcpy(b + sh->sh_offset, &ch, sizeof ch);
+    write_file(z, b, n);
+    free(b);
+    c = sym_open(&o, 1, NULL);
+    ck_assert_int_eq(sym_lookup(c, ret - 1, &r), 0);
+    ck_assert_str_eq(r.func, "sym_test_call");
+    ck_assert_ptr_null(r.file);
+    ck_assert_str_eq(r.line_note, "debug information too large");
+    sym_close(c);
+    rm_tree(tmpdir);
+}
+END_TEST
+
+/* symdw's budget of line-program bytes: a unit whose program is larger than
+ * what is left is not read (E2BIG, then and later) and costs nothing; one
+ * read takes its program's bytes, once. */
+START_TEST(line_program_budget)
+{
+    struct sym_obj objs[512];
+    list_objs(objs);
+    uint64_t ret = sym_test_call();
+    const struct tobj *self = holder(ret);
+    const uint64_t vaddr = ret - 1 - self->bias, big = 1u << 30;
+    const char *file, *name;
+    const uint8_t *id;
+    uint32_t line;
+    struct symdw *w;
+    uint64_t left = 8;
+
+    ck_assert_int_ne(elf_version(EV_CURRENT), EV_NONE);
+    int fd = open(self->path, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_int_eq(symdw_open(e, &left, &w), 0);
+    ck_assert_uint_eq(symdw_altlink(w, &name, &id), 0);
+    ck_assert_int_eq(symdw_line(w, vaddr, &file, &line), E2BIG);
+    ck_assert_int_eq(symdw_line(w, vaddr, &file, &line), E2BIG);
+    ck_assert_uint_eq(left, 8);
+    symdw_close(w);
+
+    left = big;
+    ck_assert_int_eq(symdw_open(e, &left, &w), 0);
+    ck_assert_int_eq(symdw_line(w, vaddr, &file, &line), 0);
+    ck_assert_uint_eq(line, call_line);
+    ck_assert_str_eq(base_name(file), base_name(__FILE__));
+    uint64_t cost = big - left;
+    ck_assert_uint_gt(cost, 8);
+    ck_assert_int_eq(symdw_line(w, vaddr, &file, &line), 0);
+    ck_assert_uint_eq(big - left, cost);
+    symdw_close(w);
+    elf_end(e);
+    close(fd);
+}
+END_TEST
+
+/* Writes a .gnu_debugaltlink section's contents to path: name, NUL, id. */
+static void write_altlink(const char *path, const char *name, const uint8_t *id, size_t len)
+{
+    unsigned char b[512];
+    size_t nl = strlen(name) + 1;
+    ck_assert_uint_le(nl + len, sizeof b);
+    memcpy(b, name, nl);
+    memcpy(b + nl, id, len);
+    write_file(path, b, nl + len);
+}
+
+/* A .gnu_debugaltlink (dwz): the supplementary file is read only from
+ * /usr/lib/debug (under root), by its build id or its name there. A good
+ * one named elsewhere, or by a name that leaves /usr/lib/debug, is not
+ * read, nor is a FIFO (an open would block), nor one of another build; the
+ * object then has no lines. */
+START_TEST(line_altlink)
+{
+    struct sym_obj objs[512];
+    list_objs(objs);
+    uint64_t ret = sym_test_call();
+    const struct tobj *self = holder(ret);
+    char link[128], withalt[128], outside[128], fifo[128], alt[PATH_MAX], sec[256], dwz[PATH_MAX];
+    struct sym_result r;
+    struct sym_ctx *c;
+
+    ck_assert_uint_eq(self->idlen, sizeof fake_id);   /* GNU ld's sha1 */
+    make_tmpdir();
+    snprintf(link, sizeof link, "%s/altlink", tmpdir);
+    snprintf(withalt, sizeof withalt, "%s/withalt", tmpdir);
+    snprintf(sec, sizeof sec, ".gnu_debugaltlink=%s", link);
+    snprintf(fifo, sizeof fifo, "%s/fifo", tmpdir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    /* A usable supplementary file: a debug file with fake_id as build id. */
+    snprintf(outside, sizeof outside, "%s/outside.debug", tmpdir);
+    objcopy("--only-keep-debug", self->path, outside, NULL);
+    patch_id(outside, self->id, fake_id, sizeof fake_id);
+    struct sym_obj o = one_obj(self, withalt);
+
+    char escape[256];
+    snprintf(escape, sizeof escape, "/usr/lib/debug/../../..%s", outside);
+    const char *refused[] = { outside, escape, fifo };
+    for (size_t i = 0; i < 3; i++) {
+        write_altlink(link, refused[i], fake_id, sizeof fake_id);
+        unlink(withalt);
+        objcopy("--add-section", sec, self->path, withalt);
+        c = sym_open(&o, 1, tmpdir);
+        ck_assert_int_eq(sym_lookup(c, ret - 1, &r), 0);
+        ck_assert_str_eq(r.func, "sym_test_call");
+        ck_assert_msg(r.file == NULL, "%s was read", refused[i]);
+        ck_assert_str_eq(r.line_note, "supplementary debug file not found");
+        sym_close(c);
+    }
+
+    /* By its build id, then by its name under /usr/lib/debug (dh_dwz's
+     * .dwz directory). */
+    write_altlink(link, "/usr/lib/debug/.dwz/check_sym.debug", fake_id, sizeof fake_id);
+    unlink(withalt);
+    objcopy("--add-section", sec, self->path, withalt);
+    debug_file_path(alt, sizeof alt, tmpdir, fake_id, sizeof fake_id);
+    ck_assert_int_eq(rename(outside, alt), 0);
+    c = sym_open(&o, 1, tmpdir);
+    ck_assert_int_eq(sym_lookup(c, ret - 1, &r), 0);
+    assert_call_line(&r);
+    sym_close(c);
+    snprintf(dwz, sizeof dwz, "%s/usr/lib/debug/.dwz", tmpdir);
+    ck_assert_int_eq(mkdir(dwz, 0755), 0);
+    strcat(dwz, "/check_sym.debug");
+    ck_assert_int_eq(rename(alt, dwz), 0);
+    c = sym_open(&o, 1, tmpdir);
+    ck_assert_int_eq(sym_lookup(c, ret - 1, &r), 0);
+    assert_call_line(&r);
+    sym_close(c);
+    /* Of another build: refused. */
+    patch_id(dwz, fake_id, self->id, sizeof fake_id);
+    c = sym_open(&o, 1, tmpdir);
+    ck_assert_int_eq(sym_lookup(c, ret - 1, &r), 0);
+    ck_assert_ptr_null(r.file);
+    ck_assert_str_eq(r.line_note, "supplementary debug file not found");
+    sym_close(c);
+    rm_tree(tmpdir);
+}
+END_TEST
+#endif
+
 static Suite *sym_suite(void)
 {
     Suite *s = suite_create("sym");
@@ -965,6 +1347,16 @@ static Suite *sym_suite(void)
     tcase_set_timeout(b, 120);                       /* valgrind */
     suite_add_tcase(s, n);
     suite_add_tcase(s, b);
+#ifdef HAVE_LIBDW
+    TCase *l = tcase_create("lines");
+    tcase_add_test(l, line_from_own_dwarf);
+    tcase_add_test(l, line_from_debug_file);
+    tcase_add_test(l, dwarf_too_large);
+    tcase_add_test(l, line_program_budget);
+    tcase_add_test(l, line_altlink);
+    tcase_set_timeout(l, 120);
+    suite_add_tcase(s, l);
+#endif
     return s;
 }
 
