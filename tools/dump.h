@@ -80,7 +80,7 @@ struct dump_obj {
 };
 
 /* One frame: a return address, named by dump_symbolize (or read back from
- * JSON) when func is non-NULL. */
+ * JSON) when func is non-NULL, and placed in its source when file is. */
 struct dump_frame {
     uint64_t addr;
     int obj;                   /* index in dump.objs, or -1 */
@@ -88,6 +88,9 @@ struct dump_frame {
     char *func;                /* malloc'ed, demangled; NULL when unknown */
     uint64_t func_off;
     char *note;                /* malloc'ed: why there is no name; or NULL */
+    char *file;                /* malloc'ed: the source file of the call (the path the
+                                  compiler recorded, from DWARF); NULL when unknown */
+    uint32_t line;             /* its line, >= 1; 0 when file is NULL */
 };
 
 struct dump_stack {
@@ -190,11 +193,12 @@ void dump_write_json_schema(FILE *f);
 int dump_fine_tier(struct dump *d);
 
 /* Names the frames of d's stacks from the ELF symbols of the objects the
- * process had mapped (tools/sym.c), reading files under `root` first when
- * it is non-NULL ("/proc/PID/root" for a live process). Frames already
- * named are kept. A build without libelf only places each frame in its
- * object, notes why it has no name and leaves d->symbolized 0. Returns 0,
- * or ENOMEM. */
+ * process had mapped (tools/sym.c), and in a build with libdw gives them
+ * their source file and line where an object has DWARF, reading files under
+ * `root` first when it is non-NULL ("/proc/PID/root" for a live process).
+ * Frames already named are kept. A build without libelf only places each
+ * frame in its object, notes why it has no name and leaves d->symbolized 0.
+ * Returns 0, or ENOMEM. */
 int dump_symbolize(struct dump *d, const char *root);
 
 /* The total requested bytes of stack s's tracked live blocks older than

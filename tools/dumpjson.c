@@ -146,8 +146,8 @@ static const struct jfield stack_fields[] = {
 
 static const struct jfield frame_fields[] = {
     JF(dump_frame, "addr", JK_U64, addr),
-    /* object and offset, function and function_offset: both null or both
-     * set; note: a string or null */
+    /* object and offset, function and function_offset, file and line: each
+     * pair both null or both set; note: a string or null */
 };
 
 /* history: its tiers, fine to coarse, and their points. A point's figures
@@ -196,7 +196,7 @@ static const char *const object_other[] = { "build_id", "main", NULL };
 static const char *const stack_other[] = { "lifetime_hist", "age_hist", "age_bytes_hist",
     "frames", NULL };
 static const char *const frame_other[] = { "object", "offset", "function", "function_offset",
-    "note", NULL };
+    "file", "line", "note", NULL };
 
 static void schema_line(FILE *f, const char *name, const struct jfield *t, size_t n,
                         const char *const *other)
@@ -369,6 +369,13 @@ void dump_write_stack_json(FILE *f, const struct dump *d, const struct dump_stac
         } else {
             fputs("null, \"function_offset\": null", f);
         }
+        fputs(", \"file\": ", f);
+        if (fr->file) {
+            jstr(f, fr->file);
+            fprintf(f, ", \"line\": %u", fr->line);
+        } else {
+            fputs("null, \"line\": null", f);
+        }
         fputs(", \"note\": ", f);
         if (fr->note)
             jstr(f, fr->note);
@@ -523,7 +530,7 @@ struct jv {
 
 /* The most values a snapshot of ours can hold: 85 classes of 95 values, a
  * day of samples (86,400 of up to 18), and a full stack table (4096
- * stacks of 7 + 3 x 42 x 2 values and 64 frames of 6): about 4.5M. More is
+ * stacks of 7 + 3 x 42 x 2 values and 64 frames of 8): about 5M. More is
  * not ours, and would only cost memory (72 bytes a value here). */
 #define J_NODES_MAX 6000000
 
@@ -1009,7 +1016,7 @@ static int jdup(struct jread *r, const struct jv *o, const char *key, char **out
 
 static int jframe(struct jread *r, const struct jv *e, const struct dump *d, struct dump_frame *f)
 {
-    int have_obj, have_off, have_fo;
+    int have_obj, have_off, have_fo, have_line;
     jfields_read(r, e, frame_fields, NFIELDS(frame_fields), f);
     uint64_t ob = ju_null(r, e, "object", &have_obj);
     f->obj_off = ju_null(r, e, "offset", &have_off);
@@ -1021,6 +1028,12 @@ static int jframe(struct jread *r, const struct jv *e, const struct dump *d, str
     f->func_off = ju_null(r, e, "function_offset", &have_fo);
     if (have_fo != (f->func != NULL))
         jbad(r, "function_offset");
+    if (jdup(r, e, "file", &f->file) != 0)
+        return -1;
+    uint64_t line = ju_null(r, e, "line", &have_line);
+    if (have_line != (f->file != NULL) || (have_line && (line == 0 || line > UINT32_MAX)))
+        jbad(r, "line");
+    f->line = f->file && line <= UINT32_MAX ? (uint32_t)line : 0;
     return 0;
 }
 

@@ -107,6 +107,7 @@ void dump_free(struct dump *d)
     for (size_t i = 0; i < d->nframes; i++) {
         free(d->frames[i].func);
         free(d->frames[i].note);
+        free(d->frames[i].file);
     }
     free(d->frames);
     free(d->stacks);

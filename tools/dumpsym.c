@@ -1,6 +1,7 @@
 /* dumpsym: places the frames of a dump's call stacks in their objects and
  * names them through sym (the ELF symbol tables of the objects the process
- * had mapped), in a build with libelf. */
+ * had mapped), in a build with libelf; with libdw, sym gives their source
+ * lines too. */
 #include "config.h"
 
 #include "dump.h"
@@ -31,6 +32,23 @@ static char *dup_cut(const char *s)
     return r;
 }
 
+#ifdef HAVE_LIBELF
+/* s, or its last NAME_MAX_LEN - 3 bytes after "...": a path keeps its file
+ * name. */
+static char *dup_tail(const char *s)
+{
+    size_t n = strlen(s);
+    if (n <= NAME_MAX_LEN)
+        return strdup(s);
+    char *r = malloc(NAME_MAX_LEN + 1);
+    if (!r)
+        return NULL;
+    memcpy(r, "...", 3);
+    memcpy(r + 3, s + n - (NAME_MAX_LEN - 3), NAME_MAX_LEN - 3 + 1);
+    return r;
+}
+#endif
+
 /* The object holding addr: the latest in the list (an object loaded where
  * an unloaded one was comes later), or -1. */
 static int obj_of(const struct dump *d, uint64_t addr)
@@ -42,16 +60,65 @@ static int obj_of(const struct dump *d, uint64_t addr)
 }
 
 #ifdef HAVE_LIBELF
+/* Frames in lookup order: by object, then address (sym holds one object's
+ * DWARF at a time, and equal addresses are looked up once). */
+static int frame_cmp(const void *a, const void *b, void *frames)
+{
+    const struct dump_frame *x = (const struct dump_frame *)frames + *(const size_t *)a;
+    const struct dump_frame *y = (const struct dump_frame *)frames + *(const size_t *)b;
+    if (x->obj != y->obj)
+        return x->obj < y->obj ? -1 : 1;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+/* Fills frame f from the lookup r of its address. Returns 0, or ENOMEM. */
+static int fill_frame(struct dump_frame *f, const struct sym_result *r)
+{
+    int err = 0;
+    if (r->func) {
+        free(f->func);
+        if (!(f->func = dup_cut(r->func)))
+            err = ENOMEM;
+        /* the offset of the return address, as debuggers show it */
+        f->func_off = r->func_off + 1;
+        /* a snapshot saved by a build without libelf said why it had none */
+        free(f->note);
+        f->note = NULL;
+    } else if (r->note) {
+        free(f->note);
+        f->note = dup_cut(r->note);
+    }
+    if (r->file) {
+        free(f->file);
+        f->line = 0;
+        if ((f->file = dup_tail(r->file)) != NULL)
+            f->line = r->line;
+        else
+            err = ENOMEM;
+    }
+    return err;
+}
+
 /* Names the placed frames from the objects' files and marks d symbolized.
  * Returns 0, or ENOMEM. */
 static int name_frames(struct dump *d, const char *root)
 {
     struct sym_obj *so;
     struct sym_ctx *ctx;
+    size_t *order;
     int err = 0;
 
-    if (!(so = calloc(d->nobjs ? d->nobjs : 1, sizeof *so)))
+    if (!(order = malloc((d->nframes ? d->nframes : 1) * sizeof *order)))
         return ENOMEM;
+    for (size_t i = 0; i < d->nframes; i++)
+        order[i] = i;
+    qsort_r(order, d->nframes, sizeof *order, frame_cmp, d->frames);
+    if (!(so = calloc(d->nobjs ? d->nobjs : 1, sizeof *so))) {
+        free(order);
+        return ENOMEM;
+    }
     for (size_t i = 0; i < d->nobjs; i++) {
         so[i].path = d->objs[i].path;
         so[i].bias = d->objs[i].bias;
@@ -64,29 +131,28 @@ static int name_frames(struct dump *d, const char *root)
      * it loaded at start); frames in the others stay unnamed. */
     ctx = sym_open(so, d->nobjs < SYM_MAX_OBJS ? d->nobjs : SYM_MAX_OBJS, root);
     free(so);
-    if (!ctx)
+    if (!ctx) {
+        free(order);
         return ENOMEM;
-    for (size_t i = 0; i < d->nframes; i++) {
-        struct dump_frame *f = &d->frames[i];
-        struct sym_result r;
-        /* Return addresses: the call is the byte before. */
-        if (f->addr == 0 || sym_lookup(ctx, f->addr - 1, &r) != 0)
+    }
+    struct sym_result r;
+    uint64_t last = 0;                 /* the address r is of; 0: none yet */
+    for (size_t k = 0; k < d->nframes; k++) {
+        struct dump_frame *f = &d->frames[order[k]];
+        if (f->addr == 0)
             continue;
-        if (r.func) {
-            free(f->func);
-            if (!(f->func = dup_cut(r.func)))
-                err = ENOMEM;
-            /* the offset of the return address, as debuggers show it */
-            f->func_off = r.func_off + 1;
-            /* a snapshot saved by a build without libelf said why it had none */
-            free(f->note);
-            f->note = NULL;
-        } else if (r.note) {
-            free(f->note);
-            f->note = dup_cut(r.note);
+        /* Return addresses: the call is the byte before. */
+        if (f->addr != last) {
+            last = 0;
+            if (sym_lookup(ctx, f->addr - 1, &r) != 0)
+                continue;
+            last = f->addr;
         }
+        if (fill_frame(f, &r) != 0)
+            err = ENOMEM;
     }
     sym_close(ctx);
+    free(order);
     d->symbolized = 1;
     return err;
 }

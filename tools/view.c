@@ -635,11 +635,14 @@ static const char *obj_name(const struct dump *d, int obj)
     return s ? s + 1 : p;
 }
 
-/* One frame, on one line cut to the width: "function+0x1a  object". */
+/* One frame, on one line cut to the width: "function+0x1a  object", or
+ * with its source "function+0x1a at file.c:42  object" (the file's base
+ * name: JSON has the path). A name too long is cut before " at", so that
+ * the line number stays. */
 static void frame_line(FILE *f, const struct dump *d, const struct dump_frame *fr,
                        const struct view_opts *o, const char *lead)
 {
-    char text[1200], name[1100], obj[96];
+    char text[1400], name[1100], obj[96], src[140] = "";
     const char *on_ = obj_name(d, fr->obj);
     int width = (o->width > 40 ? o->width : 100) - (int)strlen(lead) - 2;
 
@@ -657,14 +660,28 @@ static void frame_line(FILE *f, const struct dump *d, const struct dump_frame *f
     } else {
         snprintf(text, sizeof text, "0x%llx", (unsigned long long)fr->addr);
     }
+    if (fr->file && *fr->file && fr->line) {
+        const char *base = strrchr(fr->file, '/');
+        char file[120];
+        base = base && base[1] ? base + 1 : fr->file;
+        dump_clean_text(file, sizeof file, base, strlen(base));
+        snprintf(src, sizeof src, " at %s:%u", file, fr->line);
+    }
     int olen = fr->func && on_ ? (int)strlen(obj) + 2 : 0;
     int room = width - olen;
     if (room < 20)
         room = 20;
-    if ((int)strlen(text) > room) {
-        text[room - 3] = '\0';
+    /* The source keeps its place while 12 columns of name fit beside it;
+     * else it is cut with the name, as one text. */
+    int keep = (int)strlen(src) <= room - 12 ? (int)strlen(src) : 0;
+    if (!keep)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%s", src);
+    if ((int)strlen(text) > room - keep) {
+        text[room - keep - 3] = '\0';
         strcat(text, "...");
     }
+    if (keep)
+        strcat(text, src);
     fprintf(f, "%s%s", lead, text);
     if (olen)
         fprintf(f, "%*s%s%s%s", room - (int)strlen(text) + 2, "", on(o, DIM), obj, on(o, OFF));

@@ -4,8 +4,8 @@
 # the keys of a full snapshot (every object present: sample:1 and stacks,
 # under each backend), and every key must be named in shimdump(1)'s JSON
 # section, which names no other. And the reader must refuse a snapshot
-# that lacks any key the schema has (exit 5, naming it) or holds one of the
-# wrong type.
+# that lacks any key the schema has (exit 5, naming it), holds one of the
+# wrong type, or a frame's file without its line (or the reverse).
 . "$TOP_SRCDIR/t/lib.sh"
 
 SD="$TOP_BUILDDIR/tools/shimdump"
@@ -175,5 +175,20 @@ PY
     "$SD" "$TMP/typed.json" >/dev/null 2>"$TMP/err"
     [ $? -eq 5 ] && grep -q "field \"$k\" has the wrong type" "$TMP/err"
     ok $? "\"$k\" as a string: exit 5, naming it"
+done
+
+# A frame's file and line: both null or both set, the line from 1.
+for c in "file-only" "line-only" "line-0"; do
+    python3 - "$full" "$TMP/pair.json" "$c" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = d["call_stacks"]["stacks"][0]["frames"][0]
+f["file"], f["line"] = {"file-only": ("/src/a.c", None), "line-only": (None, 7),
+                        "line-0": ("/src/a.c", 0)}[sys.argv[3]]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+    "$SD" "$TMP/pair.json" >/dev/null 2>"$TMP/err"
+    [ $? -eq 5 ] && grep -q 'field "line" has the wrong type' "$TMP/err"
+    ok $? "a frame's file and line ($c): exit 5, naming \"line\""
 done
 done_testing

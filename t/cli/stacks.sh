@@ -8,7 +8,8 @@
 # RocksDB's block-reading code. A build without libunwind takes every stack
 # with libgcc's unwinder, and the checks of libunwind's part say so; a build
 # without libelf names no frame, and its checks find the sites by their
-# sizes and the frames as object+offset, or skip.
+# sizes and the frames as object+offset, or skip. sites is built with -g: a
+# build with libdw shows its frames' lines too (lines.sh checks them).
 . "$TOP_SRCDIR/t/lib.sh"
 
 SD="$TOP_BUILDDIR/tools/shimdump"
@@ -42,6 +43,12 @@ else
     by="by size, frames as object+offset (no libelf)"
     frames="frames as object+offset (no libelf)"
     no_names="shimdump built without libelf (Debian: libelf-dev)"
+fi
+# The source of a frame of sites (-g), as the text shows it with libdw.
+if [ "$HAVE_LIBDW" = yes ]; then
+    at=' at sites\.cc:[0-9]+'
+else
+    at=''
 fi
 name() {
     if [ "$HAVE_LIBELF" = yes ]; then
@@ -125,8 +132,8 @@ for b in $(backends); do
     check "$SD" --dir "$TMP/shm" --stacks "$pid" &&
         grep -q "^CALL SITES BY LIVE BYTES" "$TMP/out" &&
         grep -q "^LONG-LIVED CALL SITES" "$TMP/out" && grep -q "^CALL SITES BY ALLOCATION RATE" "$TMP/out" &&
-        grep -Eq "^ +$(name 'app::Cache::fill\(int\)\+0x[0-9a-f]+ +sites$')" "$TMP/out" &&
-        grep -Eq "^ +< $(name 'work\+0x[0-9a-f]+ +sites$')" "$TMP/out" &&
+        grep -Eq "^ +$(name "app::Cache::fill\(int\)\+0x[0-9a-f]+$at +sites\$")" "$TMP/out" &&
+        grep -Eq "^ +< $(name "work\+0x[0-9a-f]+$at +sites\$")" "$TMP/out" &&
         grep -Eq '^ +1 +6.10 MiB live +400 blocks' "$TMP/out" &&
         ! grep -q "$(printf '\033')" "$TMP/out" && [ "$(awk '{ if (length > m) m = length } END { print m }' "$TMP/out")" -le 100 ]
     ok $? "$b: --stacks text: three rankings, $frames, within 100 columns"
@@ -289,7 +296,7 @@ else
     ok $? "stripped: started"
     check "$SD" --dir "$TMP/shm" --stacks "$pid" &&
         grep -Eq '^ +sites-stripped\+0x[0-9a-f]+ \(no symbols\)$' "$TMP/out" &&
-        grep -Eq '__libc_start_call_main\+0x[0-9a-f]+ +libc.so.6$' "$TMP/out" &&
+        grep -Eq '__libc_start_call_main\+0x[0-9a-f]+( at [^ ]+:[0-9]+)? +libc.so.6$' "$TMP/out" &&
         check "$SD" --dir "$TMP/shm" --stacks --json "$pid" &&
         cp "$TMP/out" "$TMP/strip/stacks.json" && python3 -c '
 import json, sys
