@@ -1028,6 +1028,8 @@ static int jframe(struct jread *r, const struct jv *e, const struct dump *d, str
     f->func_off = ju_null(r, e, "function_offset", &have_fo);
     if (have_fo != (f->func != NULL))
         jbad(r, "function_offset");
+    if (d->json_version < 2)
+        return 0;   /* format 1: no file and line */
     if (jdup(r, e, "file", &f->file) != 0)
         return -1;
     uint64_t line = ju_null(r, e, "line", &have_line);

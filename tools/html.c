@@ -307,8 +307,13 @@ static int history(struct input *in)
             for (size_t i = 0; i < tr->npoints; i++) {
                 const struct dump_point *q = &tr->points[i];
                 struct hpt *p;
-                if (q->last.t_ns >= cut[t] && (i == 0 || tr->points[i - 1].last.t_ns >= cut[t] ||
-                                               cut[t] == 0))
+                /* at or after the finer tiers' start: kept only when its
+                 * span begins before it (it follows a point before it, or,
+                 * the tier's first, it spans samples from before) */
+                uint64_t span = (uint64_t)q->samples * d->interval_ms * 1000000ull;
+                int straddles = i > 0 ? tr->points[i - 1].last.t_ns < cut[t]
+                                      : q->last.t_ns - (q->last.t_ns > span ? span : q->last.t_ns) < cut[t];
+                if (q->last.t_ns >= cut[t] && (!straddles || cut[t] == 0))
                     continue;
                 p = &in->pts[in->npts++];
                 point_from_sample(p, &q->last);
@@ -1728,6 +1733,14 @@ static void frame_item(FILE *f, const struct dump *d, const struct dump_frame *f
     if (fr->func) {
         esc(f, fr->func);
         fprintf(f, "+0x%llx", (unsigned long long)fr->func_off);
+        if (fr->file) {   /* its base name, the whole path on hover */
+            const char *base = strrchr(fr->file, '/');
+            fputs(" at <span class=\"src\" title=\"", f);
+            esc(f, fr->file);
+            fputs("\">", f);
+            esc(f, base && base[1] ? base + 1 : fr->file);
+            fprintf(f, ":%u</span>", fr->line);
+        }
         if (ob) {
             fputs(" <span class=\"obj\">", f);
             esc(f, obj);
@@ -1744,7 +1757,6 @@ static void frame_item(FILE *f, const struct dump *d, const struct dump_frame *f
     } else {
         fprintf(f, "0x%llx", (unsigned long long)fr->addr);
     }
-    /* The source file and line go here once struct dump_frame carries them. */
     fputs("</li>\n", f);
 }
 

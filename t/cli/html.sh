@@ -16,6 +16,20 @@ SD="$TOP_BUILDDIR/tools/shimdump"
 # series of 60 and short tiers: within a second its history has coarse
 # points before the series, as a process a week old has.
 HIST="interval_ms:10,series:60,history:5x40/20x40"
+# coarse_before DIR PID OUT: shimdump --json PID into OUT until its history
+# has three tiers, each with points, the coarsest from before the series.
+coarse_before() {
+    _i=0
+    until python3 -c 'import json, sys
+h = json.load(open(sys.argv[1]))["history"]
+sys.exit(0 if len(h) == 3 and all(t["points"] for t in h) and
+         h[2]["points"][0]["t_ns"] < h[0]["points"][0]["t_ns"] else 1)' "$3"; do
+        [ $_i -lt 1200 ] || { echo "# coarse_before: no coarse point before the series in 120 s" >&2; return 1; }
+        _i=$((_i + 1))
+        sleep 0.1
+        "$SD" --dir "$1" --json "$2" >"$3" 2>"$TMP/err" || return 1
+    done
+}
 pids="" jsons="" segs=""
 for b in $(backends); do
     d="$TMP/$b"
@@ -23,9 +37,12 @@ for b in $(backends); do
     env MALLOCSHIM_CONF="backend:$b,shm_dir:$d/shm,sample:1,stacks:8,$HIST" LD_PRELOAD="$SHIM" \
         "$T/holder" "$d" >"$d/out" 2>"$d/err" &
     pid=$!
-    # A pass a second after the pattern: the series (0.6 s) has wrapped.
+    # A pass after the pattern, then until the series (60 samples) has
+    # wrapped and the coarsest tier holds points before it, however slow
+    # the sampler runs (a hang guard of 120 s).
     wait_for "$d/base" && touch "$d/go" && wait_for "$d/ready" &&
-        snapshot_after "$d/shm" "$pid" "$(($(sed -n 's/^done //p' "$d/ready") + 1000000000))" "$d/snap.json" &&
+        snapshot_after "$d/shm" "$pid" "$(sed -n 's/^done //p' "$d/ready")" "$d/snap.json" &&
+        coarse_before "$d/shm" "$pid" "$d/snap.json" &&
         cp "$d/shm/mallocshim.$pid" "$d/saved.seg"
     ok $? "$b: the holder's pattern, a --json snapshot and a copy of its segment"
     pids="$pids $pid" jsons="$jsons $d/snap.json" segs="$segs $d/saved.seg"
@@ -196,6 +213,24 @@ print("%d figures" % checked)
 EOF
 check python3 "$TMP/dom.py" "$TMP/report.html" $jsons
 ok $? "the page's figures equal the --json snapshots' ($(cat "$TMP/out"))"
+
+# The coarsest tier's first point straddles the series' start, with the
+# lowest RSS and the highest live bytes: the page still shows them.
+python3 - "$TMP/$1/snap.json" "$TMP/straddle.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = d["history"]
+t0 = h[0]["points"][0]["t_ns"]
+for t in h[1:]:   # the coarse tiers: only the points after the series' start
+    t["points"] = [p for p in t["points"] if p["t_ns"] > t0]
+p = h[2]["points"][0]
+assert p["t_ns"] - p["samples"] * d["interval_ms"] * 10**6 < t0 < p["t_ns"], "no straddling point"
+p["rss_bytes_min"], p["live_bytes_max"] = 1, 1 << 50
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+check "$SD" --html "$TMP/straddle.json" && cp "$TMP/out" "$TMP/straddle.html" &&
+    check python3 "$TMP/dom.py" "$TMP/straddle.html" "$TMP/straddle.json"
+ok $? "a coarse point that straddles the series' start is drawn, its extremes with it"
 
 # Errors: one line, the documented code, and nothing on stdout.
 err_case() {  # err_case WANT-RC PATTERN DESCRIPTION SHIMDUMP-ARGS...

@@ -121,6 +121,27 @@ stop_lines "$TMP/own"
     check python3 "$TMP/frames.py" "$TMP/saved.json" "$src" "$site" "$caller" lines
 ok $? "a saved snapshot keeps the file and line"
 
+check "$SD" --html "$TMP/full.json" &&
+    grep -Eq "lines_site\+0x[0-9a-f]+ at <span class=\"src\" title=\"[^\"]*/lines\.c\">lines\.c:$site</span>" "$TMP/out"
+ok $? "--html: the frame's file and line, the whole path on hover"
+
+# A snapshot of JSON format 1 (no history, frames without file and line)
+# still reads: its frames have none.
+python3 - "$TMP/full.json" "$TMP/v1.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["format_version"] = 1
+del d["history"]
+for s in d["call_stacks"]["stacks"]:
+    for f in s["frames"]:
+        del f["file"], f["line"]
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+check "$SD" --stacks "$TMP/v1.json" &&
+    grep -Eq "^ +lines_site\+0x[0-9a-f]+ +lines\$" "$TMP/out" && ! grep -q " at lines\.c:" "$TMP/out" &&
+    check "$SD" --json "$TMP/v1.json" && ! grep -q '"file": "' "$TMP/out" && grep -q '"file": null' "$TMP/out"
+ok $? "a snapshot of JSON format 1 reads, its frames without file and line"
+
 # A name too long for the line is cut before " at": the line number stays.
 python3 - "$TMP/full.json" "$TMP/long.json" <<'EOF'
 import json, sys
