@@ -173,11 +173,14 @@ static void fork_child_segment(void)
      * approximate as the rest of an inherited segment. */
     retired->seq &= ~(uint64_t)1;
     ages->seq &= ~(uint64_t)1;
-    for (uint64_t i = 0; i < geo.series_cap; i++)
-        samples[i].seq &= ~(uint64_t)1;
-    for (unsigned t = 0; t < geo.ntiers; t++)
-        for (uint64_t i = 0; i < geo.tier_cap[t]; i++)
-            tier_points[t][i].last.seq &= ~(uint64_t)1;
+    /* A ring's writer can have been part-way through only the entry at
+     * its head (or the one after, had it stored head meanwhile): those
+     * two, not every entry, whose pages would all become the child's. */
+    for (uint64_t k = 0; k < 2; k++) {
+        samples[(series->head + k) % geo.series_cap].seq &= ~(uint64_t)1;
+        for (unsigned t = 0; t < geo.ntiers; t++)
+            tier_points[t][(history->heads[t] + k) % geo.tier_cap[t]].last.seq &= ~(uint64_t)1;
+    }
     /* Every counter slot, not only below cslots_high: a thread may have
      * claimed one and not yet raised it when the parent forked. And the
      * count of slots in use anew, for the same reason. */

@@ -349,8 +349,6 @@ static void *malloc_slow(size_t n)
     return on_alloc_uo(p, n, u, off, 0);
 }
 
-/* Takes back rec_malloc_table's count of a malloc of n that failed. */
-__attribute__((noinline))
 /* Takes back rec_malloc_table's count of a malloc of n bytes that failed.
  * Returns NULL, the failed malloc's result. */
 __attribute__((noinline))

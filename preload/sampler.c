@@ -96,17 +96,16 @@ static void age_add(struct seg_track *e, void *arg)
         a->age[sizeclass_of(u)][lifebucket_of(a->now > t ? a->now - t : 0)]++;
 }
 
-/* Writes size bytes of src over dst, both starting with their seqlock's
- * 8-byte counter (seg.h): odd while it writes, even after, release order.
- * The sampler is the one writer. */
-static void seq_write(void *dst, void *src, size_t size)
+/* Writes size bytes of src over dst, but the first 8: both start with
+ * their seqlock's counter (seg.h), dst's made odd while it writes, even
+ * after, release order. The sampler is the one writer. */
+static void seq_write(void *dst, const void *src, size_t size)
 {
     uint64_t *seq = dst;
     SHIM_ASSERT((*seq & 1) == 0 || rec_inherited());
     __atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
-    memcpy(src, seq, 8);
-    memcpy((char *)dst + 8, (char *)src + 8, size - 8);
+    memcpy((char *)dst + 8, (const char *)src + 8, size - 8);
     __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
 }
 

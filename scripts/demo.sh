@@ -86,11 +86,16 @@ echo
 echo "=== which code holds the live bytes (shimdump --stacks, the glibc run; trimmed)"
 sed -n '/^CALL SITES BY LIVE BYTES/,/^$/p' "$W/stacks.1" | sed '/^$/d'
 report=${DEMO_REPORT:-${TMPDIR:-/tmp}/mallocshim-demo.html}
-tools/shimdump --html "$W/sd.1" "$W/sd.2" "$W/sd.3" "$W/sd.4" >"$report.tmp" &&
-    mv "$report.tmp" "$report"
+if tools/shimdump --html "$W/sd.1" "$W/sd.2" "$W/sd.3" "$W/sd.4" >"$report.tmp" &&
+    mv "$report.tmp" "$report"; then
+    page="The four runs side by side, charts and tables, in one page: $report"
+else
+    rm -f "$report.tmp"
+    page="(shimdump --html failed: no page written)"
+fi
 echo
 echo "glibc gives each thread its own arena; blocks freed into arenas whose tops"
 echo "are pinned by live blocks stay in RSS. One arena (arenas:1), jemalloc and"
 echo "tcmalloc keep RSS near the live bytes, at the ops/s shown above."
 echo
-echo "The four runs side by side, charts and tables, in one page: $report"
+echo "$page"

@@ -181,7 +181,7 @@ static int parse_history(const char *s, size_t n, struct conf *out)
             ;
         if (t == CONF_HISTORY_MAX || x == e ||
             parse_num(s + a, x - a, 0, &step) != 0 || parse_num(s + x + 1, e - x - 1, 0, &points) != 0 ||
-            step < 2 || step > 1000000 || points < 2 || points > CONF_HISTORY_POINTS_MAX ||
+            step < 2 || step > SEG_TIER_STEP_MAX || points < 2 || points > SEG_TIER_POINTS_MAX ||
             (t > 0 && step <= out->history_step[t - 1]))
             return EINVAL;
         out->history_step[t] = (uint32_t)step;

@@ -43,7 +43,6 @@ enum conf_key {
 #define CONF_TC_NAME_MAX    80
 #define CONF_FILE_MAX       (64 * 1024)
 #define CONF_HISTORY_MAX    3            /* coarse history tiers (SEG_TIERS_MAX) */
-#define CONF_HISTORY_POINTS_MAX (1L << 20)
 
 struct conf_tc_prop {
     char name[CONF_TC_NAME_MAX];  /* full gperftools property name */
@@ -89,9 +88,6 @@ typedef void (*conf_warn_fn)(void *ctx, const char *msg);
 #define CONF_SLOTS_DEFAULT       128
 #define CONF_COUNTER_SLOTS_DEFAULT 3968
 #define CONF_STACKS_DEFAULT      16
-/* history's default: a day at 10 samples a point, a week at 60 (at 1 s:
- * 10 s and 1 min points) */
-#define CONF_HISTORY_DEFAULT     "10x8640/60x10080"
 
 /* Fills *c with the defaults: glibc, every knob unset, verbose off,
  * recording on: sample:256 into /dev/shm, 3600 samples at 1000 ms, history

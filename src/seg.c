@@ -43,7 +43,8 @@ static int tiers_ok(const struct seg_geometry *g)
     if (g->ntiers > SEG_TIERS_MAX)
         return 0;
     for (unsigned t = 0; t < g->ntiers; t++)
-        if (g->tier_step[t] < 2 || g->tier_cap[t] < 2 || g->tier_cap[t] > SEG_TIER_POINTS_MAX ||
+        if (g->tier_step[t] < 2 || g->tier_step[t] > SEG_TIER_STEP_MAX || g->tier_cap[t] < 2 ||
+            g->tier_cap[t] > SEG_TIER_POINTS_MAX ||
             (t > 0 && g->tier_step[t] <= g->tier_step[t - 1]))
             return 0;
     return 1;

@@ -36,6 +36,9 @@
  *   even with release order; a reader reads it (acquire), copies, re-reads
  *   it, and retries while it was odd or changed.
  * - The tracked aggregates live in the slots too, under the same rules.
+ * - The history's points (struct seg_history) are written by the sampler
+ *   alone, each under its own seqlock and numbered, and a tier's head is
+ *   stored with release once its point is complete.
  * - Event-ring entries are published through their own `seq` (see struct
  *   seg_event).
  * - Stack-table entries are claimed with a CAS on `hash` and published
@@ -62,6 +65,7 @@
 #define SEG_SERIES_DEFAULT  3600u           /* one hour at 1 s */
 #define SEG_TIERS_MAX       3u              /* history tiers beyond the series */
 #define SEG_TIER_POINTS_MAX (1u << 20)
+#define SEG_TIER_STEP_MAX   1000000u
 #define SEG_TIER1_STEP_DEFAULT   10u        /* a day at 10 s (at interval_ms 1000) */
 #define SEG_TIER1_POINTS_DEFAULT 8640u
 #define SEG_TIER2_STEP_DEFAULT   60u        /* a week at 1 min */

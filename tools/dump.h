@@ -13,7 +13,9 @@
 #include "sizeclass.h"
 
 /* The JSON schema's version (doc/shimdump.1, "JSON"). Bump it on any change
- * that is not an added field. */
+ * but an added field that readers may do without; a field the reader
+ * requires is such a change (2: history, frames' file and line), and the
+ * reader goes on reading the versions before. */
 #define DUMP_JSON_VERSION 2
 
 /* Exit codes of shimdump, documented in its man page and README. */
@@ -66,6 +68,9 @@ struct dump_point {
 
 struct dump_tier {
     uint64_t step_ms;                  /* the span of a point: interval_ms times its samples */
+    uint64_t dropped;                  /* points of the tier before its oldest here (the ring
+                                          let them go, or the dump keeps no more): 0 when it
+                                          holds the whole life */
     size_t npoints;                    /* oldest first */
     struct dump_point *points;         /* malloc'ed; NULL when npoints is 0 */
 };
@@ -154,9 +159,9 @@ struct dump {
 /* The latest time-series sample, or NULL when there is none. */
 const struct dump_sample *dump_last(const struct dump *d);
 
-/* The finest tier whose points reach back to `since_ns` (CLOCK_REALTIME; 0:
- * the whole history): the series when it covers it, else the coarsest tier
- * that holds points, or NULL when the dump has no points at all. */
+/* The finest tier that holds the whole life, or whose first point's span
+ * begins at or before `since_ns` (CLOCK_REALTIME; 0: the whole life); else
+ * the coarsest tier that holds points; NULL when the dump has none. */
 const struct dump_tier *dump_tier_for(const struct dump *d, uint64_t since_ns);
 
 /* Fills the dump from a segment image of `size` bytes at base (a mapping of
@@ -189,8 +194,9 @@ void dump_write_json(FILE *f, const struct dump *d);
 void dump_write_json_schema(FILE *f);
 
 /* Fills d->tiers[0] from d->series (points of one sample each, step
- * interval_ms) and sets ntiers to 1. Returns 0, or ENOMEM. */
-int dump_fine_tier(struct dump *d);
+ * interval_ms, `dropped` the samples before them) and sets ntiers to 1.
+ * Returns 0, or ENOMEM. */
+int dump_fine_tier(struct dump *d, uint64_t dropped);
 
 /* Names the frames of d's stacks from the ELF symbols of the objects the
  * process had mapped (tools/sym.c), and in a build with libdw gives them

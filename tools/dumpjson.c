@@ -154,6 +154,7 @@ static const struct jfield frame_fields[] = {
  * are its span's last sample's (as in series), then the extremes. */
 static const struct jfield tier_fields[] = {
     JF(dump_tier, "step_ms", JK_U64, step_ms),
+    JF(dump_tier, "dropped", JK_U64, dropped),
 };
 static const struct jfield point_fields[] = {
     JF(dump_point, "t_ns", JK_U64, last.t_ns),
@@ -1196,7 +1197,7 @@ static int jroot(struct jread *r, const struct jv *root, struct dump *d)
     /* history: from format_version 2; a version 1 snapshot has the series
      * alone, which is its fine tier. */
     if (d->json_version < 2)
-        return dump_fine_tier(d);
+        return dump_fine_tier(d, 0);
     if ((a = jarr(r, root, "history")) != NULL) {
         if (a->n == 0 || a->n > DUMP_TIERS_MAX)
             jbad(r, "history");

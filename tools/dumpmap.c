@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 /* The largest JSON file read. */
-#define DUMP_JSON_MAX (64u << 20)
+#define DUMP_JSON_MAX (128u << 20)
 
 static uint64_t ld(const uint64_t *p)
 {

@@ -16,8 +16,10 @@
 
 /* The most samples a dump keeps (the newest): a day at 1 s. */
 #define DUMP_SERIES_MAX 86400u
-/* The most points a dump keeps of one coarse tier (the newest). */
-#define DUMP_POINTS_MAX SEG_TIER_POINTS_MAX
+/* The most points a dump keeps of one coarse tier (the newest): two weeks
+ * of 1 min points, so that a --json of the largest history still reads
+ * back (dumpmap.c's DUMP_JSON_MAX). */
+#define DUMP_POINTS_MAX 20160u
 /* The most stacks a dump keeps. */
 #define DUMP_STACKS_MAX 65536u
 
@@ -77,23 +79,14 @@ static uint64_t tier_reach(const struct dump *d, const struct dump_tier *k)
 
 const struct dump_tier *dump_tier_for(const struct dump *d, uint64_t since_ns)
 {
-    uint64_t earliest = UINT64_MAX;
     size_t n = d->ntiers < DUMP_TIERS_MAX ? d->ntiers : DUMP_TIERS_MAX;
-    for (size_t t = 0; t < n; t++)
-        if (d->tiers[t].npoints && tier_reach(d, &d->tiers[t]) < earliest)
-            earliest = tier_reach(d, &d->tiers[t]);
-    if (earliest == UINT64_MAX)
-        return NULL;
-    /* A tier that has not yet dropped a point reaches back as far as any:
-     * to the first sample. Allow one sample's slack for the spans' ends. */
-    uint64_t want = since_ns > earliest ? since_ns : earliest;
     const struct dump_tier *best = NULL;
     for (size_t t = 0; t < n; t++) {
         const struct dump_tier *k = &d->tiers[t];
         if (k->npoints == 0)
             continue;
         best = k;
-        if (tier_reach(d, k) <= want + (uint64_t)d->interval_ms * 1000000ull)
+        if (k->dropped == 0 || (since_ns && tier_reach(d, k) <= since_ns))
             return k;
     }
     return best;
@@ -158,11 +151,12 @@ static void sample_from_seg(struct dump_sample *o, const struct seg_sample *s)
     memcpy(o->be, &s->backend, sizeof o->be);
 }
 
-int dump_fine_tier(struct dump *d)
+int dump_fine_tier(struct dump *d, uint64_t dropped)
 {
     struct dump_tier *k = &d->tiers[0];
     d->ntiers = 1;
     k->step_ms = d->interval_ms;
+    k->dropped = dropped;
     if (d->nseries == 0)
         return 0;
     if (!(k->points = calloc(d->nseries, sizeof *k->points)))
@@ -193,6 +187,7 @@ static void read_history(struct dump *d, const char *base, const struct seg_head
         k->step_ms = step * d->interval_ms;
         if (n > DUMP_POINTS_MAX)
             n = DUMP_POINTS_MAX;
+        k->dropped = head + 1 - n;
         if (!(k->points = calloc(n, sizeof *k->points)))
             continue;
         for (uint64_t i = head + 1 - n; i != head + 1; i++) {
@@ -205,8 +200,11 @@ static void read_history(struct dump *d, const char *base, const struct seg_head
             /* complete points have all their samples; the newest may have
              * fewer, or none yet */
             if (p.number != i || p.last.t_ns == 0 || p.samples == 0 || p.samples > step ||
-                (i != head && p.samples != step))
+                (i != head && p.samples != step)) {
+                if (k->npoints == 0 && i != head)
+                    k->dropped = i + 1;   /* let go while we read */
                 continue;
+            }
             struct dump_point *o = &k->points[k->npoints++];
             sample_from_seg(&o->last, &p.last);
             o->rss_min = p.rss_min;
@@ -218,7 +216,9 @@ static void read_history(struct dump *d, const char *base, const struct seg_head
     }
 }
 
-static void read_series(struct dump *d, const char *base, const struct seg_header *h)
+/* The series, oldest first. Returns the samples taken before the oldest
+ * it holds. */
+static uint64_t read_series(struct dump *d, const char *base, const struct seg_header *h)
 {
     const struct seg_series *sr = (const void *)(base + h->off_series);
     const struct seg_sample *ring = (const void *)(sr + 1);
@@ -230,7 +230,7 @@ static void read_series(struct dump *d, const char *base, const struct seg_heade
     d->peak_rss = ld(&sr->peak_rss);
     d->peak_rss_ns = ld(&sr->peak_rss_ns);
     if (n == 0 || !(d->series = calloc(n, sizeof *d->series)))
-        return;
+        return head - n;
     for (uint64_t i = head - n; i != head; i++) {
         const struct seg_sample *e = &ring[i % h->series_cap];
         struct seg_sample s;
@@ -258,10 +258,12 @@ static void read_series(struct dump *d, const char *base, const struct seg_heade
         memmove(d->series, d->series + lost, (d->nseries - lost) * sizeof *d->series);
         d->nseries -= lost;
     }
-    if (d->nseries >= 2 && n == h->series_cap && d->series[0].t_ns > d->series[d->nseries - 1].t_ns) {
+    if (d->nseries >= 2 && d->series[0].t_ns > d->series[d->nseries - 1].t_ns) {
         memmove(d->series, d->series + 1, (d->nseries - 1) * sizeof *d->series);
         d->nseries--;
+        lost++;
     }
+    return head - n + lost;
 }
 
 /* Working memory of read_stacks, reachable from here so that a read cut
@@ -635,8 +637,8 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
         }
     }
     estimate_errors(d, base, &h);
-    read_series(d, base, &h);
-    dump_fine_tier(d);   /* out of memory: the series alone */
+    uint64_t series_dropped = read_series(d, base, &h);
+    dump_fine_tier(d, series_dropped);   /* out of memory: the series alone */
     read_history(d, base, &h);
     d->no_unwinder = !!(flags & SEG_F_NO_UNWINDER);
     d->stacks_stopped = !!(flags & SEG_F_STACKS_STOPPED);

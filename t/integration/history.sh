@@ -57,8 +57,10 @@ for n, (t, step) in enumerate(zip(h, steps)):
                       "requested_bytes", "rss_bytes", "rss_anon_bytes", "vsz_bytes", "backend_stats"):
                 assert p[k] == s[k], (n, k, p[k], s[k])
 # tier 1 has wrapped: its 20 entries, the newest partial (19 while the
-# sampler has ended a point and not yet begun the next in its entry)
+# sampler has ended a point and not yet begun the next in its entry); the
+# series and tier 1 have let points go, tier 2 none
 assert len(h[1]["points"]) in (19, 20), len(h[1]["points"])
+assert h[0]["dropped"] > 0 and h[1]["dropped"] > 0 and h[2]["dropped"] == 0, [t["dropped"] for t in h]
 print("spike kept in %d of %d 500 ms points; tiers of %s points" %
       (len(kept), len(h[2]["points"]), [len(t["points"]) for t in h]))
 EOF
@@ -77,7 +79,7 @@ for b in $(backends); do
         touch "$d/down" && wait_for "$d/low" 1200 &&
         poll $pid "$d" "$TMP/snap" "len(d['series']) == 60 and
              all(s['live_usable_bytes'] < $SPIKE for s in d['series']) and
-             len(d['history'][2]['points']) >= 4"
+             len(d['history'][2]['points']) >= 4 and len(d['history'][1]['points']) in (19, 20)"
     rc=$?
     out=""
     [ $rc -eq 0 ] && out=$(python3 "$TMP/check.py" "$TMP/snap" $SPIKE "$b" 2>"$TMP/err")
@@ -85,12 +87,19 @@ for b in $(backends); do
         diag "$TMP/err"
     # OVER TIME, of the snapshot checked above (the process runs on): the
     # whole life from the coarsest tier (the series and the 50 ms tier have
-    # wrapped); --since=300ms from the series (60 samples at least 10 ms
-    # apart); --since=800ms from the series if it reaches so far back (a
-    # slow sampler), else from the 50 ms tier (19 points of 50 ms at least)
+    # let points go); --since=300ms from the series; --since=800ms from the
+    # finest tier whose first span begins 800 ms before the newest point or
+    # earlier: the series if a slow sampler spread it so, else one of the
+    # coarser tiers (the rule of dump_tier_for, on the same snapshot)
     want=$(python3 -c 'import json, sys
-s = json.load(open(sys.argv[1]))["series"]
-print("10ms" if s[-1]["t"] - s[0]["t"] + 10**7 >= 8 * 10**8 else "50ms")' "$TMP/snap")
+d = json.load(open(sys.argv[1]))
+h = d["history"]
+end = max(p["t_ns"] for t in h for p in t["points"])
+for t in h:
+    p = t["points"][0]
+    if t["dropped"] == 0 or p["t_ns"] - p["samples"] * d["interval_ms"] * 10**6 <= end - 8 * 10**8:
+        break
+print("%dms" % t["step_ms"])' "$TMP/snap")
     "$SD" "$TMP/snap" >"$TMP/v0" 2>&1 &&
         "$SD" --since=300ms "$TMP/snap" >"$TMP/v1" 2>&1 &&
         "$SD" --since=800ms "$TMP/snap" >"$TMP/v2" 2>&1 &&
