@@ -6,7 +6,7 @@ set -eu
 
 PACKAGES="gcc g++ make autoconf automake libtool pkg-config binutils
 libjemalloc-dev libgoogle-perftools-dev libunwind-dev libelf-dev libdw-dev
-libc6-dbg check python3 util-linux bsdutils strace clang libclang-rt-14-dev
+libzstd-dev libc6-dbg check python3 util-linux bsdutils strace clang libclang-rt-14-dev
 mariadb-server mariadb-plugin-rocksdb sysbench chromium"
 
 if [ "${1:-}" = --list ]; then

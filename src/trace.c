@@ -1,0 +1,383 @@
+/* trace: the trace format's op table, its writer (no allocation, no stdio)
+ * and the checks that readers make (see trace.h). */
+#include "config.h"
+
+#include "trace.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define ZSTD_STATIC_LINKING_ONLY   /* ZSTD_initStaticCCtx: a compressor in our memory */
+#include <zstd.h>
+
+#include "fmt.h"
+
+/* ---- The op table ---- */
+
+static const struct {
+    const char *name;
+    unsigned char kind;        /* enum trace_op_kind */
+    unsigned char aligned;     /* takes an alignment */
+    unsigned char cxx;         /* new or delete: may carry TRACE_EVF_NOTHROW */
+    unsigned char sized;       /* a sized delete: size is the size given */
+} ops[TRACE_OP_COUNT] = {
+    [TRACE_OP_MALLOC] = { "malloc", TRACE_KIND_ALLOC, 0, 0, 0 },
+    [TRACE_OP_CALLOC] = { "calloc", TRACE_KIND_ALLOC, 0, 0, 0 },
+    [TRACE_OP_REALLOC] = { "realloc", TRACE_KIND_REALLOC, 0, 0, 0 },
+    [TRACE_OP_FREE] = { "free", TRACE_KIND_FREE, 0, 0, 0 },
+    [TRACE_OP_MEMALIGN] = { "memalign", TRACE_KIND_ALLOC, 1, 0, 0 },
+    [TRACE_OP_ALIGNED_ALLOC] = { "aligned_alloc", TRACE_KIND_ALLOC, 1, 0, 0 },
+    [TRACE_OP_POSIX_MEMALIGN] = { "posix_memalign", TRACE_KIND_ALLOC, 1, 0, 0 },
+    [TRACE_OP_VALLOC] = { "valloc", TRACE_KIND_ALLOC, 0, 0, 0 },
+    [TRACE_OP_PVALLOC] = { "pvalloc", TRACE_KIND_ALLOC, 0, 0, 0 },
+    [TRACE_OP_NEW] = { "new", TRACE_KIND_ALLOC, 0, 1, 0 },
+    [TRACE_OP_NEW_ARRAY] = { "new[]", TRACE_KIND_ALLOC, 0, 1, 0 },
+    [TRACE_OP_NEW_ALIGNED] = { "new aligned", TRACE_KIND_ALLOC, 1, 1, 0 },
+    [TRACE_OP_NEW_ARRAY_ALIGNED] = { "new[] aligned", TRACE_KIND_ALLOC, 1, 1, 0 },
+    [TRACE_OP_DELETE] = { "delete", TRACE_KIND_FREE, 0, 1, 0 },
+    [TRACE_OP_DELETE_ARRAY] = { "delete[]", TRACE_KIND_FREE, 0, 1, 0 },
+    [TRACE_OP_DELETE_SIZED] = { "delete sized", TRACE_KIND_FREE, 0, 1, 1 },
+    [TRACE_OP_DELETE_ARRAY_SIZED] = { "delete[] sized", TRACE_KIND_FREE, 0, 1, 1 },
+    [TRACE_OP_DELETE_ALIGNED] = { "delete aligned", TRACE_KIND_FREE, 1, 1, 0 },
+    [TRACE_OP_DELETE_ARRAY_ALIGNED] = { "delete[] aligned", TRACE_KIND_FREE, 1, 1, 0 },
+    [TRACE_OP_DELETE_SIZED_ALIGNED] = { "delete sized aligned", TRACE_KIND_FREE, 1, 1, 1 },
+    [TRACE_OP_DELETE_ARRAY_SIZED_ALIGNED] = { "delete[] sized aligned", TRACE_KIND_FREE, 1, 1, 1 },
+};
+
+int trace_op_kind(unsigned op)
+{
+    return op < TRACE_OP_COUNT ? ops[op].kind : 0;
+}
+
+const char *trace_op_name(unsigned op)
+{
+    return op < TRACE_OP_COUNT && ops[op].name ? ops[op].name : "?";
+}
+
+int trace_op_aligned(unsigned op)
+{
+    return op < TRACE_OP_COUNT && ops[op].aligned;
+}
+
+uint64_t trace_sum64(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* ---- Writing ---- */
+
+#define LEVEL_MIN 1
+#define LEVEL_MAX 19
+
+static size_t cctx_size(int level)
+{
+    return (ZSTD_estimateCCtxSize(level) + 63) & ~(size_t)63;
+}
+
+size_t trace_writer_workspace(uint32_t chunk_events, int level)
+{
+    if (chunk_events < 1 || chunk_events > TRACE_CHUNK_EVENTS_MAX || level < LEVEL_MIN ||
+        level > LEVEL_MAX)
+        return 0;
+    return cctx_size(level) + ZSTD_compressBound((size_t)chunk_events * sizeof(struct trace_event));
+}
+
+/* Writes iov[0..n) at offset off, whole: retries short writes and EINTR. */
+static int pwritev_all(int fd, struct iovec *iov, int n, uint64_t off)
+{
+    while (n > 0) {
+        ssize_t k = pwritev(fd, iov, n, (off_t)off);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        if (k == 0)
+            return EIO;
+        off += (uint64_t)k;
+        while (n > 0 && (size_t)k >= iov->iov_len) {
+            k -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + k;
+            iov->iov_len -= (size_t)k;
+        }
+    }
+    return 0;
+}
+
+int trace_writer_begin(struct trace_writer *w, int fd, struct trace_header *h,
+                       uint32_t chunk_events, int level, void *ws, size_t ws_len)
+{
+    size_t need = trace_writer_workspace(chunk_events, level);
+    size_t cs;
+    ZSTD_CCtx *cctx;
+    struct iovec iov;
+    int rc;
+
+    if (!need || ws_len < need || ((uintptr_t)ws & 7) || fd < 0)
+        return EINVAL;
+    cs = cctx_size(level);
+    cctx = ZSTD_initStaticCCtx(ws, cs);
+    if (!cctx || ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1)))
+        return EINVAL;
+    memset(w, 0, sizeof *w);
+    w->fd = fd;
+    w->level = level;
+    w->chunk_events_max = chunk_events;
+    w->cctx = cctx;
+    w->out = (uint8_t *)ws + cs;
+    w->out_cap = ws_len - cs;
+
+    h->magic = TRACE_MAGIC;
+    h->version = TRACE_VERSION;
+    h->header_size = sizeof *h;
+    h->event_size = sizeof(struct trace_event);
+    h->nclasses = SIZECLASS_COUNT;
+    h->chunk_events_max = chunk_events;
+    h->comm[sizeof h->comm - 1] = '\0';
+    h->backend_name[sizeof h->backend_name - 1] = '\0';
+    h->config[sizeof h->config - 1] = '\0';
+    h->check = trace_sum64(h, offsetof(struct trace_header, check));
+    iov.iov_base = h;
+    iov.iov_len = sizeof *h;
+    if ((rc = pwritev_all(fd, &iov, 1, 0)) != 0)
+        return rc;
+    w->off = sizeof *h;
+    return 0;
+}
+
+int trace_writer_chunk(struct trace_writer *w, uint32_t tid, const struct trace_event *ev,
+                       uint32_t n)
+{
+    struct trace_chunk c;
+    struct iovec iov[2];
+    size_t csize;
+    int rc;
+
+    if (n < 1 || n > w->chunk_events_max || !ev)
+        return EINVAL;
+    csize = ZSTD_compress2(w->cctx, w->out, w->out_cap, ev, (size_t)n * sizeof *ev);
+    if (ZSTD_isError(csize) || csize > UINT32_MAX)
+        return EIO;
+    c.magic = TRACE_CHUNK_MAGIC;
+    c.tid = tid;
+    c.count = n;
+    c.csize = (uint32_t)csize;
+    c.seq = w->chunks;
+    c.check = trace_sum64(&c, offsetof(struct trace_chunk, check));
+    iov[0].iov_base = &c;
+    iov[0].iov_len = sizeof c;
+    iov[1].iov_base = w->out;
+    iov[1].iov_len = csize;
+    if ((rc = pwritev_all(w->fd, iov, 2, w->off)) != 0)
+        return rc;
+    w->off += sizeof c + csize;
+    w->chunks++;
+    w->events += n;
+    return 0;
+}
+
+int trace_writer_end(struct trace_writer *w, uint64_t dropped, uint64_t end_ns)
+{
+    struct trace_trailer t;
+    struct iovec iov;
+    int rc;
+
+    memset(&t, 0, sizeof t);
+    t.magic = TRACE_TRAILER_MAGIC;
+    t.threads = w->threads;
+    t.chunks = w->chunks;
+    t.events = w->events;
+    t.dropped = dropped;
+    t.end_ns = end_ns;
+    t.check = trace_sum64(&t, offsetof(struct trace_trailer, check));
+    iov.iov_base = &t;
+    iov.iov_len = sizeof t;
+    if ((rc = pwritev_all(w->fd, &iov, 1, w->off)) != 0)
+        return rc;
+    w->off += sizeof t;
+    return 0;
+}
+
+/* ---- Checking ---- */
+
+static int bad(char *why, size_t whylen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int bad(char *why, size_t whylen, int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (why && whylen)
+        fmt_vbuf(why, whylen, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+static int terminated(const char *s, size_t n)
+{
+    return memchr(s, '\0', n) != NULL;
+}
+
+int trace_check_header(const void *p, size_t len, uint64_t file_size, struct trace_header *out,
+                       uint32_t *version_out, char *why, size_t whylen)
+{
+    const unsigned char *b = p;
+    const uint64_t magic = TRACE_MAGIC;
+    uint64_t blocks = 0;
+    uint32_t v;
+
+    if (len > file_size)
+        len = (size_t)file_size;
+    if (len < 8) {
+        /* A file shorter than the magic: the beginning of a trace, cut, or
+         * something else. */
+        if (len > 0 && memcmp(b, &magic, len) == 0)
+            return bad(why, whylen, ENODATA, "truncated: the file ends inside the header (%zu bytes)", len);
+        return bad(why, whylen, EPROTO, "not a mallocshim trace (%s)", len ? "bad magic number" : "empty file");
+    }
+    if (memcmp(b, &magic, 8) != 0)
+        return bad(why, whylen, EPROTO, "not a mallocshim trace (bad magic number)");
+    if (len < 12)
+        return bad(why, whylen, ENODATA, "truncated: the file ends inside the header (%zu bytes)", len);
+    memcpy(&v, b + offsetof(struct trace_header, version), sizeof v);
+    if (version_out)
+        *version_out = v;
+    if (v != TRACE_VERSION)
+        return bad(why, whylen, ENOTSUP, "trace format %u, this shimreplay reads format %u", v,
+                   TRACE_VERSION);
+    if (len < sizeof *out)
+        return bad(why, whylen, ENODATA, "truncated: the file ends inside the header (%zu bytes)", len);
+    memcpy(out, b, sizeof *out);
+    if (out->header_size != sizeof *out || out->event_size != sizeof(struct trace_event) ||
+        out->nclasses != SIZECLASS_COUNT)
+        return bad(why, whylen, EBADMSG, "corrupt header: sizes %u/%u/%u, expected %zu/%zu/%u",
+                   out->header_size, out->event_size, out->nclasses, sizeof *out,
+                   sizeof(struct trace_event), SIZECLASS_COUNT);
+    if (out->check != trace_sum64(out, offsetof(struct trace_header, check)))
+        return bad(why, whylen, EBADMSG, "corrupt header: checksum mismatch");
+    if (out->chunk_events_max < 1 || out->chunk_events_max > TRACE_CHUNK_EVENTS_MAX)
+        return bad(why, whylen, EBADMSG, "corrupt header: %u events per chunk", out->chunk_events_max);
+    if (out->page_size < 1024 || out->page_size > (1u << 30) || (out->page_size & (out->page_size - 1)))
+        return bad(why, whylen, EBADMSG, "corrupt header: page size %u", out->page_size);
+    if (!terminated(out->comm, sizeof out->comm) ||
+        !terminated(out->backend_name, sizeof out->backend_name) ||
+        !terminated(out->config, sizeof out->config))
+        return bad(why, whylen, EBADMSG, "corrupt header: a name without its end");
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+        const struct trace_class *k = &out->start[c];
+        if (k->live_count > TRACE_START_BLOCKS_MAX || k->live_usable > (1ull << 50) ||
+            (blocks += k->live_count) > TRACE_START_BLOCKS_MAX)
+            return bad(why, whylen, EBADMSG,
+                       "corrupt header: a starting heap of more than %llu blocks or 1 PiB",
+                       (unsigned long long)TRACE_START_BLOCKS_MAX);
+    }
+    return 0;
+}
+
+int trace_check_chunk(const void *p, const struct trace_header *h, uint64_t off,
+                      uint64_t file_size, uint64_t seq, struct trace_chunk *out, char *why,
+                      size_t whylen)
+{
+    memcpy(out, p, sizeof *out);
+    if (out->magic != TRACE_CHUNK_MAGIC)
+        return bad(why, whylen, EBADMSG, "corrupt: no chunk at offset %llu", (unsigned long long)off);
+    if (out->check != trace_sum64(out, offsetof(struct trace_chunk, check)))
+        return bad(why, whylen, EBADMSG, "corrupt: chunk %llu (offset %llu): checksum mismatch",
+                   (unsigned long long)seq, (unsigned long long)off);
+    if (out->seq != seq)
+        return bad(why, whylen, EBADMSG, "corrupt: chunk %llu where chunk %llu is due (offset %llu)",
+                   (unsigned long long)out->seq, (unsigned long long)seq, (unsigned long long)off);
+    if (out->count < 1 || out->count > h->chunk_events_max)
+        return bad(why, whylen, EBADMSG, "corrupt: chunk %llu holds %u events (at most %u)",
+                   (unsigned long long)seq, out->count, h->chunk_events_max);
+    if (out->csize < ZSTD_FRAMEHEADERSIZE_MIN(ZSTD_f_zstd1) ||
+        out->csize > ZSTD_compressBound((size_t)out->count * sizeof(struct trace_event)))
+        return bad(why, whylen, EBADMSG, "corrupt: chunk %llu has a frame of %u bytes for %u events",
+                   (unsigned long long)seq, out->csize, out->count);
+    if (off > file_size || file_size - off < sizeof *out + (uint64_t)out->csize)
+        return bad(why, whylen, ENODATA, "truncated: the file ends inside chunk %llu (offset %llu)",
+                   (unsigned long long)seq, (unsigned long long)off);
+    return 0;
+}
+
+int trace_check_trailer(const void *p, uint64_t chunks, uint64_t events, uint32_t threads,
+                        struct trace_trailer *out, char *why, size_t whylen)
+{
+    memcpy(out, p, sizeof *out);
+    if (out->magic != TRACE_TRAILER_MAGIC ||
+        out->check != trace_sum64(out, offsetof(struct trace_trailer, check)))
+        return bad(why, whylen, EBADMSG, "corrupt trailer");
+    if (out->chunks != chunks || out->events != events || out->threads != threads)
+        return bad(why, whylen, EBADMSG,
+                   "corrupt: the trailer counts %llu chunks, %llu events, %u threads; the file "
+                   "holds %llu, %llu, %u",
+                   (unsigned long long)out->chunks, (unsigned long long)out->events, out->threads,
+                   (unsigned long long)chunks, (unsigned long long)events, threads);
+    return 0;
+}
+
+int trace_check_event(const struct trace_event *e, char *why, size_t whylen)
+{
+    unsigned op = e->op;
+    int kind = trace_op_kind(op);
+
+    if (!kind)
+        return bad(why, whylen, EBADMSG, "an event of unknown op %u", op);
+    if ((e->flags & ~TRACE_EVF_ALL) || ((e->flags & TRACE_EVF_NOTHROW) && !ops[op].cxx) || e->reserved)
+        return bad(why, whylen, EBADMSG, "a %s event with flags 0x%x", ops[op].name, e->flags);
+    if (ops[op].aligned) {
+        if (e->align > TRACE_ALIGN_LOG2_MAX || (op == TRACE_OP_POSIX_MEMALIGN && e->align < 3))
+            return bad(why, whylen, EBADMSG, "a %s event with alignment 2^%u", ops[op].name, e->align);
+    } else if (e->align) {
+        return bad(why, whylen, EBADMSG, "a %s event with an alignment", ops[op].name);
+    }
+    if (e->aux && op != TRACE_OP_CALLOC && op != TRACE_OP_REALLOC)
+        return bad(why, whylen, EBADMSG, "a %s event with an old block or count", ops[op].name);
+    if (kind == TRACE_KIND_FREE && e->size && !ops[op].sized)
+        return bad(why, whylen, EBADMSG, "a %s event with a size", ops[op].name);
+    if (kind != TRACE_KIND_REALLOC && !e->id && e->usable)
+        return bad(why, whylen, EBADMSG, "a %s event of no block with a usable size", ops[op].name);
+    return 0;
+}
+
+int trace_decode_chunk(void *dctx, const struct trace_chunk *c, const void *frame,
+                       struct trace_event *out, char *why, size_t whylen)
+{
+    size_t want = (size_t)c->count * sizeof *out;
+    unsigned long long content = ZSTD_getFrameContentSize(frame, c->csize);
+    size_t got;
+    char ewhy[160];
+
+    if (content != want)
+        return bad(why, whylen, EBADMSG, "corrupt: chunk %llu's frame %s",
+                   (unsigned long long)c->seq,
+                   content == ZSTD_CONTENTSIZE_ERROR ? "is not a zstd frame"
+                   : content == ZSTD_CONTENTSIZE_UNKNOWN ? "does not give its size"
+                                                         : "holds another number of events");
+    if (ZSTD_findFrameCompressedSize(frame, c->csize) != c->csize)
+        return bad(why, whylen, EBADMSG, "corrupt: chunk %llu's frame is not %u bytes",
+                   (unsigned long long)c->seq, c->csize);
+    got = ZSTD_decompressDCtx(dctx, out, want, frame, c->csize);
+    if (ZSTD_isError(got) || got != want)
+        return bad(why, whylen, EBADMSG, "corrupt: chunk %llu: %s", (unsigned long long)c->seq,
+                   ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short frame");
+    for (uint32_t i = 0; i < c->count; i++)
+        if (trace_check_event(&out[i], ewhy, sizeof ewhy) != 0)
+            return bad(why, whylen, EBADMSG, "corrupt: chunk %llu, event %u: %s",
+                       (unsigned long long)c->seq, i, ewhy);
+    return 0;
+}

@@ -1,0 +1,291 @@
+/* trace: the on-disk format of an allocation trace (every malloc-family and
+ * C++ new/delete call of a process over a capture), its writer and the
+ * checks a reader makes. The one place that defines the format.
+ *
+ * A trace file is, in this order:
+ *   struct trace_header    at offset 0: who was captured, when, and the
+ *                          STARTING HEAP: per size class, the blocks live
+ *                          when the capture began (a capture starts in the
+ *                          middle of a process's life; a full cache is
+ *                          full before anyone looks);
+ *   chunks, each           struct trace_chunk, then `csize` bytes: one
+ *                          zstd frame (content size in its header, content
+ *                          checksum on) that decompresses to exactly
+ *                          `count` struct trace_event of one thread;
+ *   struct trace_trailer   the totals (chunks, events written, events
+ *                          dropped), which end the file.
+ * A file without its trailer is truncated: the capture did not finish or
+ * the file was cut. Nothing follows the trailer.
+ *
+ * Writer protocol (the capture side, inside the preload). Threads record
+ * their events into their own fixed-size buffers; one writer thread turns
+ * each full (or, at the end, partial) buffer into one chunk and appends it
+ * with trace_writer_chunk. So the writer never allocates: the compressor
+ * lives in a workspace the caller provides (trace_writer_workspace), and
+ * every record has a fixed size. Rules that make a trace replayable:
+ * - A thread's chunks appear in the file in the order of its events, and
+ *   chunk `seq` numbers count 0, 1, 2... over the file. A reader merging
+ *   the threads holds one chunk of each at once (at most 1 GiB in all,
+ *   tools/replayplan.c): a few thousand events a chunk (4096: 160 KiB)
+ *   keeps that small.
+ * - t_ns is CLOCK_MONOTONIC minus the header's start_mono_ns, read by the
+ *   calling thread: after the allocator returned, for an allocation; before
+ *   the allocator is called, for a free and for a realloc. A block can
+ *   then be freed only after its allocation in time, and its address
+ *   reused only after its free, so events sorted by time pair each free
+ *   with its allocation. (A realloc, stamped before its call, may list a
+ *   new address that another thread frees a moment later: readers pair a
+ *   free with the OLDEST live block at its address.)
+ * - The starting heap is taken at the same instant as start_mono_ns
+ *   (exactly, from the segment's counters: live count and live usable
+ *   bytes per class). A free of a block allocated before the capture
+ *   carries the block's usable size, and so its class.
+ *
+ * Readers trust nothing: trace_check_header, trace_check_chunk,
+ * trace_check_trailer and trace_decode_chunk bound every count, size and
+ * offset before using it (src/traceread.c reads whole files with them).
+ *
+ * All integers are little-endian and fixed-width. Bump TRACE_VERSION, and
+ * say so in NEWS, on every incompatible change. */
+#ifndef MALLOCSHIM_TRACE_H
+#define MALLOCSHIM_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sizeclass.h"
+
+#define TRACE_MAGIC         0x314543415254534dULL   /* "MSTRACE1" */
+#define TRACE_VERSION       1u
+#define TRACE_CHUNK_MAGIC   0x4354534du             /* "MSTC" */
+#define TRACE_TRAILER_MAGIC 0x4554534du             /* "MSTE" */
+
+/* Limits that readers enforce (a file beyond them is refused). */
+#define TRACE_CHUNK_EVENTS_MAX (1u << 16)   /* events in one chunk */
+#define TRACE_THREADS_MAX      4096u        /* distinct threads in a file */
+#define TRACE_START_BLOCKS_MAX (1ull << 30) /* blocks of the starting heap, all classes */
+#define TRACE_ALIGN_LOG2_MAX   40u          /* alignments up to 1 TiB */
+
+/* The recorded call. Values are part of the format. */
+enum trace_op {
+    TRACE_OP_MALLOC = 1,
+    TRACE_OP_CALLOC = 2,           /* aux = element count, size = element size */
+    TRACE_OP_REALLOC = 3,          /* also reallocarray (size = the product) */
+    TRACE_OP_FREE = 4,
+    TRACE_OP_MEMALIGN = 5,         /* align = log2 of the alignment (0..) */
+    TRACE_OP_ALIGNED_ALLOC = 6,
+    TRACE_OP_POSIX_MEMALIGN = 7,   /* align >= 3 */
+    TRACE_OP_VALLOC = 8,
+    TRACE_OP_PVALLOC = 9,
+    TRACE_OP_NEW = 10,             /* operator new(size_t) */
+    TRACE_OP_NEW_ARRAY = 11,       /* operator new[] */
+    TRACE_OP_NEW_ALIGNED = 12,     /* operator new(size_t, align_val_t) */
+    TRACE_OP_NEW_ARRAY_ALIGNED = 13,
+    TRACE_OP_DELETE = 14,          /* operator delete(void *) */
+    TRACE_OP_DELETE_ARRAY = 15,
+    TRACE_OP_DELETE_SIZED = 16,    /* size = the size given */
+    TRACE_OP_DELETE_ARRAY_SIZED = 17,
+    TRACE_OP_DELETE_ALIGNED = 18,  /* align = log2 of the alignment given */
+    TRACE_OP_DELETE_ARRAY_ALIGNED = 19,
+    TRACE_OP_DELETE_SIZED_ALIGNED = 20,
+    TRACE_OP_DELETE_ARRAY_SIZED_ALIGNED = 21,
+    TRACE_OP_COUNT = 22            /* one past the last */
+};
+
+/* What an op does to the heap. */
+enum trace_op_kind { TRACE_KIND_ALLOC = 1, TRACE_KIND_FREE = 2, TRACE_KIND_REALLOC = 3 };
+
+enum trace_ev_flags {
+    TRACE_EVF_NOTHROW = 1u << 0,   /* the std::nothrow_t variant of new or delete */
+    TRACE_EVF_ALL = TRACE_EVF_NOTHROW
+};
+
+/* One call. Which fields an op uses (the others are 0):
+ *   all:        t_ns, op, flags
+ *   allocation: id = the block returned (0: the call failed), size = the
+ *               size asked for, usable = its usable size (saturated at
+ *               UINT32_MAX, which keeps the size class: every block above
+ *               64 MiB is in the last class), align for the aligned ops
+ *   calloc:     as an allocation, aux = the element count, size = the
+ *               element size
+ *   free:       id = the block freed (0: free(NULL)), usable = its usable
+ *               size; size for the sized deletes, align for the aligned
+ *   realloc:    aux = the block passed (0: realloc(NULL, n), an
+ *               allocation), id = the block returned (0: failed, or freed
+ *               by realloc(p, 0) when size is 0), size = the new size,
+ *               usable = the usable size of the block passed
+ * Ids are the blocks' addresses, or any value that no two blocks live at
+ * the same time share (0 never names a block). */
+struct trace_event {
+    uint64_t t_ns;             /* since the capture started (see above) */
+    uint64_t id;
+    uint64_t aux;
+    uint64_t size;
+    uint32_t usable;
+    uint8_t op;                /* enum trace_op */
+    uint8_t flags;             /* enum trace_ev_flags */
+    uint8_t align;             /* log2 of the alignment, aligned ops only */
+    uint8_t reserved;
+};
+
+/* The blocks of one size class live when the capture began. */
+struct trace_class {
+    uint64_t live_count;
+    uint64_t live_usable;      /* their usable bytes, summed */
+};
+
+enum trace_flags {
+    TRACE_F_START_EXACT = 1u << 0,   /* the starting heap is exact (from the
+                                        segment's counters); without it the
+                                        starting heap is empty or estimated */
+};
+
+#define TRACE_COMM_MAX         64
+#define TRACE_BACKEND_NAME_MAX 32
+#define TRACE_CONFIG_MAX       256
+
+struct trace_header {
+    uint64_t magic;            /* TRACE_MAGIC */
+    uint32_t version;          /* TRACE_VERSION */
+    uint32_t header_size;      /* sizeof(struct trace_header) */
+    uint32_t event_size;       /* sizeof(struct trace_event) */
+    uint32_t nclasses;         /* SIZECLASS_COUNT */
+    uint32_t chunk_events_max; /* no chunk holds more (<= TRACE_CHUNK_EVENTS_MAX) */
+    uint32_t pid;
+    uint32_t page_size;
+    uint32_t flags;            /* enum trace_flags; readers ignore bits they do not know */
+    uint32_t backend;          /* enum seg_backend_id of the captured process */
+    uint32_t reserved32;
+    uint64_t start_ns;         /* CLOCK_REALTIME when the capture began */
+    uint64_t start_mono_ns;    /* CLOCK_MONOTONIC at the same instant */
+    char comm[TRACE_COMM_MAX];                 /* NUL-terminated */
+    char backend_name[TRACE_BACKEND_NAME_MAX]; /* NUL-terminated */
+    char config[TRACE_CONFIG_MAX];             /* the shim's config, MALLOCSHIM_CONF syntax */
+    uint64_t reserved[8];
+    struct trace_class start[SIZECLASS_COUNT]; /* the starting heap */
+    uint64_t check;            /* trace_sum64 of every byte before it */
+};
+
+/* One chunk's head; `csize` bytes of zstd frame follow it. */
+struct trace_chunk {
+    uint32_t magic;            /* TRACE_CHUNK_MAGIC */
+    uint32_t tid;              /* the thread (its kernel tid) */
+    uint32_t count;            /* events, 1..chunk_events_max */
+    uint32_t csize;            /* bytes of the frame */
+    uint64_t seq;              /* the chunk's number in the file, from 0 */
+    uint64_t check;            /* trace_sum64 of the 24 bytes before */
+};
+
+/* The end of the file. */
+struct trace_trailer {
+    uint32_t magic;            /* TRACE_TRAILER_MAGIC */
+    uint32_t threads;          /* threads that recorded an event */
+    uint64_t chunks;           /* chunks written */
+    uint64_t events;           /* events written: the sum of the chunks' counts */
+    uint64_t dropped;          /* events the capture lost (a thread's buffer
+                                  was full): not in the file */
+    uint64_t end_ns;           /* the capture's length, in t_ns terms */
+    uint64_t reserved[2];
+    uint64_t check;            /* trace_sum64 of the 56 bytes before */
+};
+
+_Static_assert(sizeof(struct trace_event) == 40, "trace_event layout");
+_Static_assert(sizeof(struct trace_class) == 16, "trace_class layout");
+_Static_assert(offsetof(struct trace_header, start_ns) == 48, "trace_header layout");
+_Static_assert(offsetof(struct trace_header, start) == 480, "trace_header layout");
+_Static_assert(sizeof(struct trace_header) == 480 + 16 * SIZECLASS_COUNT + 8, "trace_header layout");
+_Static_assert(sizeof(struct trace_chunk) == 32, "trace_chunk layout");
+_Static_assert(sizeof(struct trace_trailer) == 64, "trace_trailer layout");
+
+/* What op does to the heap (enum trace_op_kind), or 0 for a value that is
+ * no op. */
+int trace_op_kind(unsigned op);
+
+/* The op's name ("malloc", "delete[] sized aligned"), or "?" */
+const char *trace_op_name(unsigned op);
+
+/* Whether the op takes an alignment (memalign, aligned_alloc,
+ * posix_memalign, aligned new and delete). */
+int trace_op_aligned(unsigned op);
+
+/* FNV-1a, 64 bits, of n bytes: the checksum of headers, chunk heads and
+ * trailers. */
+uint64_t trace_sum64(const void *p, size_t n);
+
+/* ---- Writing (no allocation, no stdio: usable inside the preload) ---- */
+
+/* A writer of one file. Used by one thread at a time. */
+struct trace_writer {
+    int fd;
+    int level;                 /* zstd level */
+    uint32_t chunk_events_max;
+    uint32_t threads;          /* set by the caller before trace_writer_end, if known */
+    uint64_t off;              /* bytes written so far */
+    uint64_t chunks, events;
+    void *cctx;                /* a ZSTD_CCtx inside the workspace */
+    uint8_t *out;              /* the frame buffer inside the workspace */
+    size_t out_cap;
+};
+
+/* The workspace (bytes, 8-byte aligned) that a writer of chunks of up to
+ * chunk_events events at zstd level `level` needs: the compressor and one
+ * frame's buffer. 0 when the arguments are out of range (chunk_events
+ * 1..TRACE_CHUNK_EVENTS_MAX, level 1..19). */
+size_t trace_writer_workspace(uint32_t chunk_events, int level);
+
+/* Starts a trace on fd (a file open for writing, written from offset 0
+ * with pwrite): fills h's magic, version, sizes, chunk_events_max and
+ * check, and writes it. The caller has set the rest of *h (pid, times,
+ * names, flags, the starting heap). ws holds trace_writer_workspace bytes
+ * and must stay until trace_writer_end. Returns 0, EINVAL for bad
+ * arguments, or the errno of a failed write. */
+int trace_writer_begin(struct trace_writer *w, int fd, struct trace_header *h,
+                       uint32_t chunk_events, int level, void *ws, size_t ws_len);
+
+/* Appends one chunk: n events (1..chunk_events) of thread tid, in order.
+ * Returns 0, EINVAL, EIO when the compressor fails, or the errno of a
+ * failed write (the file is then unusable: no trailer will follow). */
+int trace_writer_chunk(struct trace_writer *w, uint32_t tid, const struct trace_event *ev,
+                       uint32_t n);
+
+/* Writes the trailer: the totals so far, `dropped` events lost and the
+ * capture's length end_ns. Returns 0 or the errno of a failed write. The
+ * caller closes fd. */
+int trace_writer_end(struct trace_writer *w, uint64_t dropped, uint64_t end_ns);
+
+/* ---- Checking what a reader read ---- */
+
+/* Checks a header read from a file of file_size bytes (len bytes of it at
+ * p, len >= sizeof(struct trace_header) or the file is shorter) and copies
+ * it to *out. Returns 0; EPROTO when the file is no trace (magic); ENOTSUP
+ * for another format version (*version_out set); ENODATA when the file
+ * ends inside the header; EBADMSG for an inconsistent header (a size,
+ * count or checksum that is wrong, a starting heap over the limits). why
+ * gets one phrase without the file's name. */
+int trace_check_header(const void *p, size_t len, uint64_t file_size, struct trace_header *out,
+                       uint32_t *version_out, char *why, size_t whylen);
+
+/* Checks a chunk head (32 bytes at p) found at offset off of a file of
+ * file_size bytes whose header is h, where chunk number `seq` is due.
+ * Returns 0, ENODATA when its frame runs past the end of the file, or
+ * EBADMSG (why set). */
+int trace_check_chunk(const void *p, const struct trace_header *h, uint64_t off,
+                      uint64_t file_size, uint64_t seq, struct trace_chunk *out, char *why,
+                      size_t whylen);
+
+/* Checks a trailer (64 bytes at p) against what the reader counted.
+ * Returns 0 or EBADMSG (why set). */
+int trace_check_trailer(const void *p, uint64_t chunks, uint64_t events, uint32_t threads,
+                        struct trace_trailer *out, char *why, size_t whylen);
+
+/* Checks one event as enum trace_op's rules and struct trace_event's
+ * table say. Returns 0 or EBADMSG (why set). */
+int trace_check_event(const struct trace_event *e, char *why, size_t whylen);
+
+/* Decompresses the frame of chunk c (csize bytes at frame) with dctx (a
+ * ZSTD_DCtx) into out[0..c->count) and checks every event. Returns 0 or
+ * EBADMSG (why set). */
+int trace_decode_chunk(void *dctx, const struct trace_chunk *c, const void *frame,
+                       struct trace_event *out, char *why, size_t whylen);
+
+#endif
