@@ -1,0 +1,638 @@
+/* shimreplay: replays an allocation trace under the allocators the shim
+ * offers, each in a fresh process, and compares what each costs: RSS at
+ * the peak and at the end against the trace's live bytes, and ops/s. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dump.h"
+#include "replayplan.h"
+#include "replayrun.h"
+#include "traceread.h"
+
+extern char **environ;
+
+#define CONFIGS_MAX 8
+
+struct config {
+    char name[48];             /* "glibc", "glibc arenas:2" */
+    const char *backend;
+    long arenas;               /* 0: the backend's default */
+};
+
+struct run {
+    struct config cfg;
+    int rc;                    /* enum dump_exit */
+    struct replay_result r;
+};
+
+static struct {
+    const char *backend;
+    long arenas;
+    const char *conf;
+    int all, json, info, quiet;
+    int touch;
+    unsigned stall_s;
+    int progress;              /* stderr is a terminal, and not --quiet */
+    char lib[PATH_MAX];
+} opt = { "glibc", 0, "", 0, 0, 0, 0, REPLAY_TOUCH_FIRST, 60, 0, "" };
+
+static int err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int err(int code, const char *fmt, ...)
+{
+    va_list ap;
+    if (opt.progress)
+        fputs("\r\033[K", stderr);
+    fputs("shimreplay: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return code;
+}
+
+static void progress(const char *what, uint64_t done, uint64_t total)
+{
+    if (!opt.progress)
+        return;
+    fprintf(stderr, "\r\033[Kshimreplay: %s: %3.0f%%", what,
+            total ? 100.0 * (double)(done < total ? done : total) / (double)total : 100.0);
+    fflush(stderr);
+}
+
+static void progress_end(void)
+{
+    if (opt.progress)
+        fputs("\r\033[K", stderr);
+}
+
+static int backend_built(const char *b)
+{
+    if (!strcmp(b, "glibc"))
+        return 1;
+#ifdef HAVE_JEMALLOC
+    if (!strcmp(b, "jemalloc"))
+        return 1;
+#endif
+#ifdef HAVE_TCMALLOC
+    if (!strcmp(b, "tcmalloc"))
+        return 1;
+#endif
+    return 0;
+}
+
+/* ---- The trace and its plan ---- */
+
+static int trace_error(const char *path, int rc, uint32_t version, const char *why)
+{
+    switch (rc) {
+    case ENOTSUP:
+        return err(DX_VERSION, "%s: %s", path, why);
+    case EPROTO: case ENODATA: case EBADMSG: case E2BIG:
+        return err(DX_CORRUPT, "%s: %s", path, why);
+    case EACCES: case EPERM:
+        return err(DX_PERM, "%s: %s", path, why);
+    default:
+        (void)version;
+        return err(DX_SYS, "%s: %s", path, why);
+    }
+}
+
+static int open_trace(const char *path, struct trace_file *f)
+{
+    char why[256];
+    uint32_t version = 0;
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return err(DX_NOTFOUND, "%s: no such file", path);
+        if (errno == EACCES || errno == EPERM)
+            return err(DX_PERM, "%s: permission denied", path);
+        return err(DX_SYS, "%s: %s", path, strerror(errno));
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return err(DX_CORRUPT, "%s: not a regular file", path);
+    }
+    if ((rc = trace_open(f, fd, &version, why, sizeof why)) != 0) {
+        close(fd);
+        return trace_error(path, rc, version, why);
+    }
+    return DX_OK;
+}
+
+static void plan_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    (void)ctx;
+    progress("reading the trace", done, total);
+}
+
+/* An unnamed file for the plan, in $TMPDIR or /tmp. */
+static int plan_file(int *fd)
+{
+    const char *dir = getenv("TMPDIR");
+    char path[PATH_MAX];
+    if (!dir || !*dir)
+        dir = "/tmp";
+    *fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (*fd >= 0)
+        return DX_OK;
+    snprintf(path, sizeof path, "%s/shimreplay.XXXXXX", dir);
+    *fd = mkostemp(path, O_CLOEXEC);
+    if (*fd < 0)
+        return err(DX_SYS, "%s: cannot make the plan file: %s", dir, strerror(errno));
+    unlink(path);
+    return DX_OK;
+}
+
+static int make_plan(const char *path, struct trace_file *f, int *fd, struct plan_stats *st)
+{
+    char why[256];
+    int rc;
+    if ((rc = plan_file(fd)) != DX_OK)
+        return rc;
+    rc = plan_build(f, *fd, st, plan_progress, NULL, why, sizeof why);
+    progress_end();
+    if (rc == 0)
+        return DX_OK;
+    close(*fd);
+    if (rc == EBADMSG || rc == ENODATA || rc == E2BIG)
+        return err(DX_CORRUPT, "%s: %s", path, why);
+    return err(DX_SYS, "%s: %s", path, why);
+}
+
+/* ---- One replay, in a fresh process ---- */
+
+/* The environment of the replay process: ours, with the shim preloaded
+ * on the config and no config file. */
+static char **worker_env(const struct config *c, char *pairs, size_t len)
+{
+    size_t n = 0, k = 0;
+    char **env;
+    static char preload[PATH_MAX + 16], conf[1200];
+    while (environ[n])
+        n++;
+    if (!(env = calloc(n + 4, sizeof *env)))
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], "MALLOCSHIM_CONF=", 16) &&
+            strncmp(environ[i], "MALLOCSHIM_CONF_FILE=", 21))
+            env[k++] = environ[i];
+    snprintf(pairs, len, "%s%sbackend:%s,arenas:%ld,record:off", opt.conf, *opt.conf ? "," : "",
+             c->backend, c->arenas);
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s", opt.lib);
+    snprintf(conf, sizeof conf, "MALLOCSHIM_CONF=%s", pairs);
+    env[k++] = preload;
+    env[k++] = conf;
+    env[k++] = "MALLOCSHIM_CONF_FILE=/dev/null";
+    env[k] = NULL;
+    return env;
+}
+
+/* Reads the worker's lines: progress to the terminal, the result into *r.
+ * Returns 1 when a result came. */
+static int read_reports(int fd, const struct config *c, struct replay_result *r)
+{
+    char buf[4096];
+    size_t have = 0;
+    int got = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
+        char *line, *nl;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        have += (size_t)n;
+        buf[have] = '\0';
+        line = buf;
+        while ((nl = strchr(line, '\n'))) {
+            uint64_t done, total;
+            char b[64];
+            *nl = '\0';
+            if (sscanf(line, "progress %" SCNu64 " %" SCNu64, &done, &total) == 2)
+                progress(c->name, done, total);
+            else if (replay_parse_result(line, r, b, sizeof b) == 0)
+                got = 1;
+            line = nl + 1;
+        }
+        have -= (size_t)(line - buf);
+        memmove(buf, line, have);
+        if (have == sizeof buf - 1)
+            have = 0;   /* a line that long is none of ours */
+    }
+    progress_end();
+    return got;
+}
+
+static int run_one(int plan_fd, const struct config *c, struct replay_result *r)
+{
+    char pairs[1024], a_plan[16], a_report[16], a_touch[8], a_stall[16];
+    char **env = worker_env(c, pairs, sizeof pairs);
+    int p[2], status, got;
+    pid_t pid;
+
+    if (!env)
+        return err(DX_SYS, "out of memory");
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        free(env);
+        return err(DX_SYS, "pipe: %s", strerror(errno));
+    }
+    snprintf(a_plan, sizeof a_plan, "%d", plan_fd);
+    snprintf(a_report, sizeof a_report, "%d", p[1]);
+    snprintf(a_touch, sizeof a_touch, "%d", opt.touch);
+    snprintf(a_stall, sizeof a_stall, "%u", opt.stall_s);
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        free(env);
+        close(p[0]);
+        close(p[1]);
+        return err(DX_SYS, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        char *argv[] = { "shimreplay", "--worker", a_plan, a_report, a_touch, a_stall,
+                         (char *)c->backend, NULL };
+        fcntl(plan_fd, F_SETFD, 0);
+        fcntl(p[1], F_SETFD, 0);
+        execve("/proc/self/exe", argv, env);
+        fprintf(stderr, "shimreplay: cannot run the replay process: %s\n", strerror(errno));
+        _exit(DX_SYS);
+    }
+    free(env);
+    close(p[1]);
+    memset(r, 0, sizeof *r);
+    got = read_reports(p[0], c, r);
+    close(p[0]);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFSIGNALED(status))
+        return err(DX_SYS, "the replay under %s (%s) died of signal %d (%s)", c->name, pairs,
+                   WTERMSIG(status), strsignal(WTERMSIG(status)));
+    if (WEXITSTATUS(status) != 0)
+        return WEXITSTATUS(status);   /* it said why, in one line */
+    if (!got)
+        return err(DX_SYS, "the replay under %s ended without a result", c->name);
+    return DX_OK;
+}
+
+/* ---- Output ---- */
+
+static const char *size_str(char *buf, size_t len, uint64_t v)
+{
+    if (v >= (1ull << 30))
+        snprintf(buf, len, "%.2f GiB", (double)v / (1 << 30));
+    else if (v >= (1ull << 20))
+        snprintf(buf, len, "%.1f MiB", (double)v / (1 << 20));
+    else
+        snprintf(buf, len, "%.1f KiB", (double)v / 1024);
+    return buf;
+}
+
+static double per_s(const struct replay_result *r)
+{
+    return r->ns ? (double)r->ops * 1e9 / (double)r->ns : 0;
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+    return b ? (double)a / (double)b : 0;
+}
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20 || ch >= 0x7f)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+static void json_trace(const char *path, const struct trace_file *f, const struct plan_stats *s)
+{
+    printf("\"trace\": {\"file\": ");
+    json_str(path);
+    printf(", \"pid\": %u, \"comm\": ", f->hdr.pid);
+    json_str(f->hdr.comm);
+    printf(", \"backend\": ");
+    json_str(f->hdr.backend_name);
+    printf(", \"config\": ");
+    json_str(f->hdr.config);
+    printf(", \"start_ns\": %" PRIu64 ", \"duration_ns\": %" PRIu64 ", \"file_bytes\": %" PRIu64
+           ", \"threads\": %u, \"chunks\": %" PRIu64 ", \"events\": %" PRIu64
+           ", \"dropped\": %" PRIu64 ", \"ops\": %" PRIu64 ", \"failed\": %" PRIu64
+           ", \"cross_thread\": %" PRIu64 ", \"start_exact\": %s, \"start_blocks\": %" PRIu64
+           ", \"start_bytes\": %" PRIu64 ", \"start_freed\": %" PRIu64 ", \"orphans\": %" PRIu64
+           ", \"peak_live_bytes\": %" PRIu64 ", \"end_live_bytes\": %" PRIu64
+           ", \"time_clamped\": %" PRIu64 "}",
+           f->hdr.start_ns, s->duration_ns, f->size, f->nthreads, s->chunks, s->events, s->dropped,
+           s->ops, s->failed, s->cross, (f->hdr.flags & TRACE_F_START_EXACT) ? "true" : "false",
+           s->start_blocks, s->start_bytes, s->start_freed, s->orphans, s->peak_live, s->end_live,
+           s->clamped);
+}
+
+static void print_json(const char *path, const struct trace_file *f, const struct plan_stats *s,
+                       const struct run *runs, int nruns)
+{
+    printf("{");
+    json_trace(path, f, s);
+    if (nruns >= 0) {
+        printf(",\n \"runs\": [");
+        for (int i = 0; i < nruns; i++) {
+            const struct run *u = &runs[i];
+            const struct replay_result *r = &u->r;
+            printf("%s\n  {\"config\": ", i ? "," : "");
+            json_str(u->cfg.name);
+            printf(", \"backend\": \"%s\", \"arenas\": %ld, \"exit\": %d", u->cfg.backend,
+                   u->cfg.arenas, u->rc);
+            if (u->rc == DX_OK)
+                printf(", \"peak_rss_bytes\": %" PRIu64 ", \"end_rss_bytes\": %" PRIu64
+                       ", \"base_rss_bytes\": %" PRIu64 ", \"peak_live_bytes\": %" PRIu64
+                       ", \"end_live_bytes\": %" PRIu64 ", \"rss_per_live_peak\": %.4f"
+                       ", \"rss_per_live_end\": %.4f, \"ops\": %" PRIu64 ", \"seconds\": %.6f"
+                       ", \"ops_per_s\": %.0f, \"blocked\": %" PRIu64 ", \"failed\": %" PRIu64
+                       ", \"lost\": %" PRIu64 ", \"clobbered\": %" PRIu64,
+                       r->peak_rss, r->end_rss, r->base_rss, s->peak_live, s->end_live,
+                       ratio(r->peak_rss, s->peak_live), ratio(r->end_rss, s->end_live), r->ops,
+                       (double)r->ns / 1e9, per_s(r), r->blocked, r->failed, r->lost, r->clobbered);
+            printf("}");
+        }
+        printf("\n ]");
+    }
+    printf("}\n");
+}
+
+static void print_info(const char *path, const struct trace_file *f, const struct plan_stats *s)
+{
+    char a[32], b[32], c[32];
+    time_t t = (time_t)(f->hdr.start_ns / 1000000000ull);
+    struct tm tm;
+    char when[64] = "?";
+    if (localtime_r(&t, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    printf("trace        %s: pid %u (%s) under %s, from %s for %.1f s\n", path, f->hdr.pid,
+           f->hdr.comm, f->hdr.backend_name, when, (double)s->duration_ns / 1e9);
+    printf("events       %" PRIu64 " in %" PRIu64 " chunks, %.1f bytes each on disk; %" PRIu64
+           " dropped at capture\n", s->events, s->chunks,
+           s->events ? (double)f->size / (double)s->events : 0.0, s->dropped);
+    printf("threads      %u\n", f->nthreads);
+    printf("ops          %" PRIu64 " to replay (%" PRIu64 " calls that failed at capture are not)\n",
+           s->ops, s->failed);
+    printf("cross-thread %" PRIu64 " frees and reallocs of a block another thread made\n", s->cross);
+    printf("start heap   %" PRIu64 " blocks, %s (%s); %" PRIu64 " freed during the trace, %" PRIu64
+           " frees of unknown blocks beyond it\n", s->start_blocks, size_str(a, sizeof a, s->start_bytes),
+           (f->hdr.flags & TRACE_F_START_EXACT) ? "exact" : "estimated", s->start_freed, s->orphans);
+    printf("live bytes   peak %" PRIu64 " (%s), end %" PRIu64 " (%s)\n", s->peak_live,
+           size_str(b, sizeof b, s->peak_live), s->end_live, size_str(c, sizeof c, s->end_live));
+    if (s->clamped)
+        printf("clock        %" PRIu64 " events went back in time within their thread\n", s->clamped);
+}
+
+static void print_table(const char *path, const struct trace_file *f, const struct plan_stats *s,
+                        const struct run *runs, int nruns)
+{
+    char a[32], b[32], c[32];
+    printf("%s: %u threads, %" PRIu64 " ops over %.1f s; live bytes: peak %s, end %s; "
+           "starting heap %s\n\n", path, f->nthreads, s->ops, (double)s->duration_ns / 1e9,
+           size_str(a, sizeof a, s->peak_live), size_str(b, sizeof b, s->end_live),
+           size_str(c, sizeof c, s->start_bytes));
+    printf("%-16s %11s %11s %9s %9s %11s\n", "config", "peak RSS", "end RSS", "RSS/live", "RSS/live",
+           "ops/s");
+    printf("%-16s %11s %11s %9s %9s %11s\n", "", "", "", "at peak", "at end", "");
+    for (int i = 0; i < nruns; i++) {
+        const struct run *u = &runs[i];
+        if (u->rc != DX_OK) {
+            printf("%-16s %11s %11s %9s %9s %11s   (failed: exit %d)\n", u->cfg.name, "-", "-", "-",
+                   "-", "-", u->rc);
+            continue;
+        }
+        printf("%-16s %11s %11s %9.2f %9.2f %11.0f\n", u->cfg.name,
+               size_str(a, sizeof a, u->r.peak_rss), size_str(b, sizeof b, u->r.end_rss),
+               ratio(u->r.peak_rss, s->peak_live), ratio(u->r.end_rss, s->end_live), per_s(&u->r));
+    }
+}
+
+/* ---- main ---- */
+
+static void usage(FILE *f)
+{
+    fputs("usage: shimreplay [OPTIONS] FILE\n"
+          "Replays an allocation trace (shimdump --capture) under an allocator the shim\n"
+          "offers, in a fresh process with the same threads, and reports its peak and\n"
+          "end RSS against the trace's live bytes, and ops/s.\n"
+          "\n"
+          "  -b, --backend=NAME    glibc (default), jemalloc or tcmalloc\n"
+          "  -a, --arenas=N        arena count (glibc M_ARENA_MAX, jemalloc narenas);\n"
+          "                        0: the backend's default\n"
+          "  -A, --all             one replay per config: glibc, glibc arenas:1, 2 and 4,\n"
+          "                        jemalloc, tcmalloc (those this build has); one table\n"
+          "  -c, --conf=PAIRS      more shim config pairs for the replays (MALLOCSHIM_CONF\n"
+          "                        syntax), such as jemalloc.dirty_decay_ms:1000\n"
+          "  -t, --touch=WHAT      first: write the first 64 bytes of each block (default);\n"
+          "                        all: write every page of it; none\n"
+          "      --stall=SEC       give up when no op is done for SEC seconds (60)\n"
+          "  -i, --info            what the trace holds; replay nothing\n"
+          "  -j, --json            the report as JSON\n"
+          "  -q, --quiet           no progress on the terminal\n"
+          "  -h, --help, -V, --version\n"
+          "\n"
+          "The shim is $MALLOCSHIM_LIB, else " LIBDIR "/libmallocshim.so.\n"
+          "Exit status: 0 ok; 1 no such file, or no shim; 2 usage; 3 permission denied;\n"
+          "4 trace format version mismatch; 5 truncated, corrupt or foreign file;\n"
+          "6 other system error, or a replay that failed or stopped making progress.\n",
+          f);
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int worker_main(char **argv)
+{
+    struct replay_opts o;
+    long plan, rep, touch, stall;
+    if (parse_long(argv[2], 0, INT_MAX, &plan) || parse_long(argv[3], 0, INT_MAX, &rep) ||
+        parse_long(argv[4], 0, 2, &touch) || parse_long(argv[5], 1, 86400, &stall))
+        return err(DX_USAGE, "--worker: bad arguments (it is shimreplay's own)");
+    o.touch = (int)touch;
+    o.stall_s = (unsigned)stall;
+    o.report_fd = (int)rep;
+    o.backend = argv[6];
+    return replay_run((int)plan, &o);
+}
+
+int main(int argc, char **argv)
+{
+    enum { O_STALL = 256 };
+    static const struct option longopts[] = {
+        { "backend", required_argument, NULL, 'b' },
+        { "arenas", required_argument, NULL, 'a' },
+        { "all", no_argument, NULL, 'A' },
+        { "conf", required_argument, NULL, 'c' },
+        { "touch", required_argument, NULL, 't' },
+        { "stall", required_argument, NULL, O_STALL },
+        { "info", no_argument, NULL, 'i' },
+        { "json", no_argument, NULL, 'j' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct config cfgs[CONFIGS_MAX];
+    struct run runs[CONFIGS_MAX];
+    struct trace_file f;
+    struct plan_stats st;
+    const char *path, *lib;
+    int c, ncfg = 0, rc, plan_fd, worst = DX_OK, set_backend = 0, set_arenas = 0;
+    long v;
+
+    if (argc == 7 && !strcmp(argv[1], "--worker"))
+        return worker_main(argv);
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "b:a:Ac:t:ijqhV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'b':
+            if (strcmp(optarg, "glibc") && strcmp(optarg, "jemalloc") && strcmp(optarg, "tcmalloc"))
+                return err(DX_USAGE, "--backend=%s: unknown backend (glibc, jemalloc or tcmalloc)",
+                           optarg);
+            if (!backend_built(optarg))
+                return err(DX_USAGE, "--backend=%s: this build of mallocshim has no %s", optarg,
+                           optarg);
+            opt.backend = optarg;
+            set_backend = 1;
+            break;
+        case 'a':
+            if (parse_long(optarg, 0, 4096, &v))
+                return err(DX_USAGE, "--arenas=%s: give a count from 0 to 4096", optarg);
+            opt.arenas = v;
+            set_arenas = 1;
+            break;
+        case 'A': opt.all = 1; break;
+        case 'c':
+            if (strlen(optarg) > 512)
+                return err(DX_USAGE, "--conf: more than 512 bytes");
+            opt.conf = optarg;
+            break;
+        case 't':
+            if (!strcmp(optarg, "first"))
+                opt.touch = REPLAY_TOUCH_FIRST;
+            else if (!strcmp(optarg, "all"))
+                opt.touch = REPLAY_TOUCH_ALL;
+            else if (!strcmp(optarg, "none"))
+                opt.touch = REPLAY_TOUCH_NONE;
+            else
+                return err(DX_USAGE, "--touch=%s: use first, all or none", optarg);
+            break;
+        case O_STALL:
+            if (parse_long(optarg, 1, 86400, &v))
+                return err(DX_USAGE, "--stall=%s: give seconds from 1 to 86400", optarg);
+            opt.stall_s = (unsigned)v;
+            break;
+        case 'i': opt.info = 1; break;
+        case 'j': opt.json = 1; break;
+        case 'q': opt.quiet = 1; break;
+        case 'h': usage(stdout); return DX_OK;
+        case 'V':
+            printf("shimreplay %s (trace format %u)\n", PACKAGE_VERSION, TRACE_VERSION);
+            return DX_OK;
+        default:
+            return err(DX_USAGE, "%s: unknown option, or a missing value; see shimreplay --help",
+                       argv[optind - 1]);
+        }
+    }
+    if (opt.all && (set_backend || set_arenas))
+        return err(DX_USAGE, "--all replays every config: no --backend or --arenas with it");
+    if (opt.info && (opt.all || set_backend || set_arenas))
+        return err(DX_USAGE, "--info replays nothing: no --all, --backend or --arenas with it");
+    if (argc - optind != 1)
+        return err(DX_USAGE, argc == optind ? "which trace FILE?" : "one trace FILE at a time");
+    path = argv[optind];
+    opt.progress = !opt.quiet && isatty(2);
+
+    if (opt.all) {
+        static const struct { const char *b; long arenas; } all[] = {
+            { "glibc", 0 }, { "glibc", 1 }, { "glibc", 2 }, { "glibc", 4 },
+            { "jemalloc", 0 }, { "tcmalloc", 0 },
+        };
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            if (backend_built(all[i].b))
+                cfgs[ncfg++] = (struct config){ "", all[i].b, all[i].arenas };
+    } else {
+        cfgs[ncfg++] = (struct config){ "", opt.backend, opt.arenas };
+    }
+    for (int i = 0; i < ncfg; i++)
+        snprintf(cfgs[i].name, sizeof cfgs[i].name, cfgs[i].arenas ? "%s arenas:%ld" : "%s",
+                 cfgs[i].backend, cfgs[i].arenas);
+    if (!opt.info) {
+        lib = getenv("MALLOCSHIM_LIB");
+        if (!lib || !*lib)
+            lib = LIBDIR "/libmallocshim.so";
+        if (access(lib, R_OK) != 0 || !realpath(lib, opt.lib))
+            return err(DX_NOTFOUND, "%s: cannot read the shim library (set MALLOCSHIM_LIB)", lib);
+    }
+
+    if ((rc = open_trace(path, &f)) != DX_OK)
+        return rc;
+    rc = make_plan(path, &f, &plan_fd, &st);
+    if (rc != DX_OK) {
+        close(f.fd);
+        trace_close(&f);
+        return rc;
+    }
+    if (opt.info) {
+        if (opt.json)
+            print_json(path, &f, &st, NULL, -1);
+        else
+            print_info(path, &f, &st);
+    } else {
+        signal(SIGPIPE, SIG_IGN);
+        for (int i = 0; i < ncfg; i++) {
+            runs[i].cfg = cfgs[i];
+            runs[i].rc = run_one(plan_fd, &cfgs[i], &runs[i].r);
+            if (runs[i].rc != DX_OK && worst == DX_OK)
+                worst = runs[i].rc;
+        }
+        /* A single replay that failed has said why; --all shows the others. */
+        if (opt.all || worst == DX_OK) {
+            if (opt.json)
+                print_json(path, &f, &st, runs, ncfg);
+            else
+                print_table(path, &f, &st, runs, ncfg);
+        }
+    }
+    close(plan_fd);
+    close(f.fd);
+    trace_close(&f);
+    if (fflush(stdout) != 0 && worst == DX_OK)
+        worst = err(DX_SYS, "writing the report: %s", strerror(errno));
+    return worst;
+}
