@@ -1,7 +1,8 @@
 #!/bin/sh
 # fuzz-long.sh [RUNS]: shimdump's readers (segment and JSON) against RUNS
 # inputs (1000000 by default), far more than make check's few thousand,
-# and the line and branch coverage they reached.
+# and the line and branch coverage they reached; then shimreplay's trace
+# reader and planner against TRACE_RUNS (RUNS / 4).
 #
 # The corpus is seeded from real segments: bcsim, sort and (when installed)
 # db_bench under each backend and several configurations, each saved as
@@ -129,4 +130,47 @@ for s in $srcs; do
 done
 (cd "$W/obj" && gcov -n -o "$W/obj" "$PWD/tools/view.c" 2>/dev/null) |
     awk '/^File .*view\.c/ { hit = 1 } hit && /^Lines executed/ { print "  tools/view.c (the views): lines " $2 " of " $4; exit }'
-echo "fuzz-long: kept in $W (corpus/, obj/*.gcda)"
+
+# The trace reader and shimreplay's planner (t/fuzz/fuzz_trace.c), with
+# their own driver the same way: TRACE_RUNS inputs (RUNS / 4 by default).
+if grep -q '#define HAVE_ZSTD 1' config.h; then
+    tsrcs="t/fuzz/trace_driver.c $(sed -n '/^TRACE_FUZZ_SRCS = /,/[^\\]$/p' Makefile.am |
+        sed 's/^TRACE_FUZZ_SRCS = //; s/\\//g')"
+    mkdir -p "$W/tobj"
+    tobjs=""
+    for s in $tsrcs; do
+        o="$W/tobj/$(basename "$s" .c).o"
+        gcc $CFLAGS -I. -Isrc -Itools -c "$PWD/$s" -o "$o"
+        tobjs="$tobjs $o"
+    done
+    gcc $CFLAGS $tobjs -lzstd -o "$W/trace_driver"
+    truns=${TRACE_RUNS:-$((RUNS / 4))}
+    per=$(( (truns + CPUS - 1) / CPUS ))
+    start=$(date +%s)
+    i=1
+    pids=""
+    while [ $i -le "$CPUS" ]; do
+        "$W/trace_driver" --runs "$per" --seed "$i" >"$W/trace$i.out" 2>"$W/trace$i.err" &
+        pids="$pids $!"
+        i=$((i + 1))
+    done
+    status=0
+    for p in $pids; do
+        wait "$p" || status=1
+    done
+    secs=$(( $(date +%s) - start ))
+    if [ $status -ne 0 ]; then
+        echo "fuzz-long: a trace run failed:" >&2
+        tail -n 20 "$W"/trace*.err >&2
+        exit 1
+    fi
+    total=$(cat "$W"/trace*.out | sed -n 's/^trace_driver: \([0-9]*\) inputs.*/\1/p' | awk '{ s += $1 } END { print s }')
+    echo "fuzz-long: traces: $total inputs in $secs s on $CPUS CPUs (seeds 1..$CPUS), no crash, no sanitizer report"
+    for s in src/trace.c src/traceread.c tools/replayplan.c; do
+        b=$(basename "$s" .c)
+        (cd "$W/tobj" && gcov -b -n -o "$W/tobj" "$PWD/$s" 2>/dev/null) |
+            awk -v f="$s" '/^File .*'"$b"'\.c/ { hit = 1 } hit && /^Lines executed/ { l = $2 " of " $4 }
+                           hit && /^Taken at least once/ { t = $4 " of " $6; print "  " f ": lines " l ", branches " t; exit }'
+    done
+fi
+echo "fuzz-long: kept in $W (corpus/, obj/*.gcda, tobj/*.gcda)"
