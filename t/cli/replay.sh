@@ -1,0 +1,193 @@
+#!/bin/sh
+# replay.sh: shimreplay on traces that t/replay/mktrace writes through the
+# trace writer from a seeded workload, with the figures the workload gives
+# (a side file): --info's counts exactly; a replay under each backend the
+# build has (the shim's own verbose line says which served it) doing every
+# op, with the exact peak and end live bytes, no free that found its block
+# missing (each cross-thread free waited for its allocation) and, with
+# --touch=all, an end RSS that holds the live bytes; --all's table and JSON;
+# the stall guard; and the documented exit code and one line for a
+# truncated, corrupt, foreign or other-version file, a missing file or
+# shim, and bad options.
+. "$TOP_SRCDIR/t/lib.sh"
+
+if [ "${HAVE_ZSTD:-no}" != yes ]; then
+    skip "shimreplay" "built without libzstd"
+    done_testing
+    exit $?
+fi
+
+SR="$TOP_BUILDDIR/tools/shimreplay"
+MK="$TOP_BUILDDIR/t/replay/mktrace"
+export MALLOCSHIM_LIB="$SHIM"
+TR="$TMP/a.trace"
+
+check "$MK" --seed=7 --threads=8 --events=100000 --cache=4000 --expect="$TMP/expect" "$TR"
+ok $? "mktrace writes a trace of 100000 events of 8 threads"
+
+# compare.py INFO_JSON EXPECT [RUN_INDEX]: the trace's figures as the
+# workload gave them; with a run, that run's too.
+cat >"$TMP/compare.py" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = {k: int(v) for k, v in (l.split() for l in open(sys.argv[2]))}
+t = d["trace"]
+got = {k: t[k] for k in want}
+assert got == want, ("trace", got, want)
+assert 0 < want["start_freed"] < want["start_blocks"] and want["orphans"] == 1, want
+if len(sys.argv) > 3:
+    r = d["runs"][int(sys.argv[3])]
+    assert r["exit"] == 0, r
+    assert r["ops"] == want["ops"], ("ops", r["ops"], want["ops"])
+    assert r["peak_live_bytes"] == want["peak_live_bytes"], r
+    assert r["end_live_bytes"] == want["end_live_bytes"], r
+    assert r["failed"] == 0 and r["lost"] == 0 and r["clobbered"] == 0, r
+    assert r["peak_rss_bytes"] >= r["end_rss_bytes"] > r["base_rss_bytes"] > 0, r
+    assert r["ops_per_s"] > 0 and r["seconds"] > 0, r
+    assert abs(r["rss_per_live_peak"] - r["peak_rss_bytes"] / r["peak_live_bytes"]) < 1e-3, r
+    if len(sys.argv) > 4 and sys.argv[4] == "touch-all":
+        assert r["end_rss_bytes"] >= r["end_live_bytes"], ("every page written", r)
+EOF
+
+check "$SR" --info --json "$TR"
+cp "$TMP/out" "$TMP/info.json"
+python3 "$TMP/compare.py" "$TMP/info.json" "$TMP/expect" >"$TMP/py" 2>&1
+ok $? "--info --json: events, chunks, threads, ops, failed, cross-thread frees, starting heap, peak and end live bytes as the workload made them" ||
+    diag "$TMP/py"
+
+check "$SR" --info "$TR"
+grep -q "^cross-thread $(sed -n 's/^cross_thread //p' "$TMP/expect") frees" "$TMP/out" &&
+    grep -q "^live bytes   peak $(sed -n 's/^peak_live_bytes //p' "$TMP/expect") " "$TMP/out"
+ok $? "--info as text" || diag "$TMP/out"
+
+for b in $(backends); do
+    check "$SR" --backend=$b --conf=verbose:1 --json "$TR"
+    rc=$?
+    cp "$TMP/out" "$TMP/$b.json"
+    grep -q "^mallocshim: pid [0-9]*: backend $b .*record:0" "$TMP/err"
+    served=$?
+    python3 "$TMP/compare.py" "$TMP/$b.json" "$TMP/expect" 0 >"$TMP/py" 2>&1
+    ok $((rc + served + $?)) "replay under $b (its shim says so): every op, exact live bytes, every free found its block" ||
+        { diag "$TMP/py"; diag "$TMP/err"; }
+done
+
+check "$SR" --touch=all --json "$TR"
+python3 "$TMP/compare.py" "$TMP/out" "$TMP/expect" 0 touch-all >"$TMP/py" 2>&1
+ok $? "--touch=all: the end RSS holds every live byte" || diag "$TMP/py"
+
+# --all: a fresh process per config, one table and one JSON list.
+configs="glibc|glibc arenas:1|glibc arenas:2|glibc arenas:4"
+[ "$HAVE_JEMALLOC" = yes ] && configs="$configs|jemalloc"
+[ "$HAVE_TCMALLOC" = yes ] && configs="$configs|tcmalloc"
+check "$SR" --all --json --conf=verbose:1 "$TR"
+rc=$?
+cp "$TMP/out" "$TMP/all.json"
+cp "$TMP/err" "$TMP/all.err"
+python3 - "$TMP/all.json" "$TMP/expect" "$configs" >"$TMP/py" 2>&1 <<'EOF'
+import json, subprocess, sys
+d = json.load(open(sys.argv[1]))
+names = [r["config"] for r in d["runs"]]
+assert names == sys.argv[3].split("|"), names
+for i in range(len(names)):
+    subprocess.run([sys.executable, sys.argv[1].rsplit("/", 1)[0] + "/compare.py", sys.argv[1], sys.argv[2], str(i)], check=True)
+    for k in ("config", "peak_rss_bytes", "end_rss_bytes", "peak_live_bytes", "ops_per_s"):
+        assert k in d["runs"][i], k
+EOF
+ok $((rc + $?)) "--all --json: one run per config ($configs), each complete" || diag "$TMP/py"
+# Each config in its own process, on its own backend and arena count.
+n=0
+for c in 0 1 2 4; do
+    grep -q "backend glibc .*config backend:glibc,arenas:$c,.*record:0" "$TMP/all.err" && n=$((n + 1))
+done
+[ $n -eq 4 ] && [ "$(grep -c '^mallocshim: pid ' "$TMP/all.err")" -eq "$(echo "$configs" | tr '|' '\n' | wc -l)" ] &&
+    [ "$(grep '^mallocshim: pid ' "$TMP/all.err" | sed 's/: backend.*//' | sort -u | wc -l)" -eq \
+      "$(echo "$configs" | tr '|' '\n' | wc -l)" ]
+ok $? "--all: each config in a process of its own, with its arenas" || diag "$TMP/all.err"
+
+check "$SR" --all "$TR"
+rc=$?
+rows=0
+for c in $(echo "$configs" | tr ' |' '_ '); do
+    grep -Eq "^$(echo "$c" | tr '_' ' ') +[0-9.]+ [KMG]iB +[0-9.]+ [KMG]iB +[0-9.]+ +[0-9.]+ +[0-9]+$" "$TMP/out" &&
+        rows=$((rows + 1))
+done
+[ $rc -eq 0 ] && [ $rows -eq "$(echo "$configs" | tr '|' '\n' | wc -l)" ] &&
+    grep -q "^config  *peak RSS  *end RSS  *RSS/live  *RSS/live  *ops/s$" "$TMP/out" && [ ! -s "$TMP/err" ]
+ok $? "--all: the table, a row per config, nothing on stderr" || diag "$TMP/out"
+
+# Progress: on a terminal only.
+if command -v script >/dev/null; then
+    SHELL=/bin/sh script -qefc "'$SR' '$TR' >/dev/null" "$TMP/typescript" >/dev/null 2>&1
+    rc=$?
+    grep -q "shimreplay: reading the trace: 100%" "$TMP/typescript"
+    ok $((rc + $?)) "progress on a terminal" || diag "$TMP/typescript"
+else
+    skip "progress on a terminal" "no script(1)"
+fi
+
+# The stall guard: a thread that stops (as if its allocator hung) ends
+# the replay with exit 6 and a line naming who waits for whom.
+SHIMREPLAY_TEST_HANG=0:100 "$SR" --stall=1 "$TR" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 6 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "^shimreplay: replay under glibc: no op done in 1 s: thread 0 (tid [0-9]*) is at op 100 of " "$TMP/err"
+ok $? "a replay that makes no progress: exit 6 (got $rc) and one line" || diag "$TMP/err"
+
+# Bad files: each its exit code and one line.
+one_line() {  # one_line CODE PATTERN DESCRIPTION CMD...
+    code=$1 pat=$2 what=$3
+    shift 3
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    [ $rc -eq "$code" ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "^shimreplay: $pat" "$TMP/err" &&
+        [ ! -s "$TMP/out" ]
+    ok $? "$what: exit $code (got $rc), one line" || diag "$TMP/err"
+}
+size=$(wc -c <"$TR")
+head -c $((size / 2)) "$TR" >"$TMP/cut.trace"
+one_line 5 ".*cut.trace: truncated: the file ends inside chunk" "a truncated trace" "$SR" "$TMP/cut.trace"
+head -c $((size - 64)) "$TR" >"$TMP/notrailer.trace"
+one_line 5 ".*notrailer.trace: truncated: no trailer after" "a trace without its trailer" "$SR" "$TMP/notrailer.trace"
+head -c 100 "$TR" >"$TMP/short.trace"
+one_line 5 ".*short.trace: truncated: the file ends inside the header" "a trace cut in its header" "$SR" "$TMP/short.trace"
+cp "$TR" "$TMP/flip.trace"
+printf '\377' | dd of="$TMP/flip.trace" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+one_line 5 ".*flip.trace: corrupt" "a trace with a byte changed in a chunk" "$SR" "$TMP/flip.trace"
+cp "$TR" "$TMP/head.trace"
+printf 'X' | dd of="$TMP/head.trace" bs=1 seek=200 conv=notrunc 2>/dev/null
+one_line 5 ".*head.trace: corrupt header: checksum mismatch" "a trace with a byte changed in its header" "$SR" "$TMP/head.trace"
+cp "$TR" "$TMP/v9.trace"
+printf '\011' | dd of="$TMP/v9.trace" bs=1 seek=8 conv=notrunc 2>/dev/null
+one_line 4 ".*v9.trace: trace format 9, this shimreplay reads format 1" "a trace of another format version" "$SR" "$TMP/v9.trace"
+one_line 5 ".*: not a mallocshim trace (bad magic number)" "a foreign file" "$SR" "$TMP/compare.py"
+: >"$TMP/empty.trace"
+one_line 5 ".*empty.trace: not a mallocshim trace (empty file)" "an empty file" "$SR" "$TMP/empty.trace"
+one_line 5 ".*: not a regular file" "a directory" "$SR" "$TMP"
+one_line 1 ".*nothere.trace: no such file" "a missing file" "$SR" "$TMP/nothere.trace"
+one_line 1 ".*nothere.so: cannot read the shim library (set MALLOCSHIM_LIB)" "a missing shim" \
+    env MALLOCSHIM_LIB="$TMP/nothere.so" "$SR" "$TR"
+one_line 2 "--backend=ptmalloc: unknown backend (glibc, jemalloc or tcmalloc)" "an unknown backend" \
+    "$SR" --backend=ptmalloc "$TR"
+for b in jemalloc tcmalloc; do
+    if ! backends | grep -qx $b; then
+        one_line 2 "--backend=$b: this build of mallocshim has no $b" "a backend this build lacks" \
+            "$SR" --backend=$b "$TR"
+    fi
+done
+one_line 2 "--arenas=many: give a count from 0 to 4096" "a bad arena count" "$SR" --arenas=many "$TR"
+one_line 2 "--all replays every config: no --backend or --arenas with it" "--all with --backend" \
+    "$SR" --all --backend=glibc "$TR"
+one_line 2 "which trace FILE?" "no file" "$SR"
+one_line 2 "--frobnicate: unknown option" "an unknown option" "$SR" --frobnicate "$TR"
+# A trace of another user's, mode 0600 (as root: read as nobody).
+mkdir -p "$TMP/pub" && chmod 755 "$TMP" "$TMP/pub" && cp "$TR" "$TMP/pub/private.trace" &&
+    chmod 000 "$TMP/pub/private.trace"
+if [ "$(id -u)" -ne 0 ]; then
+    one_line 3 ".*private.trace: permission denied" "a trace we may not read" \
+        "$SR" --info "$TMP/pub/private.trace"
+elif command -v setpriv >/dev/null; then
+    one_line 3 ".*private.trace: permission denied" "a trace we may not read (as nobody)" \
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$SR" --info "$TMP/pub/private.trace"
+else
+    skip "a trace we may not read" "root, and no setpriv"
+fi
+done_testing
