@@ -6,13 +6,14 @@
 
 #include "html.h"
 
+#include "htmlfmt.h"
+#include "htmlhist.h"
 #include "view.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Laid out for a page 1200 px wide (readable at 1280); the SVGs scale. */
 #define PAGE_W 1160.0
@@ -22,329 +23,20 @@
 #define HEAT_ROWS_MAX 40    /* size classes drawn per heat map; the table has all */
 #define CLASS_BARS_MAX 16   /* size classes in the live-bytes chart */
 
-/* ---- Text ---- */
-
-/* s, HTML-escaped, its control and non-ASCII bytes replaced by '?' (text
- * from a segment or a symbol table may hold any byte). */
-static void esc(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        switch (c) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default: fputc(c < 0x20 || c >= 0x7f ? '?' : c, f);
-        }
-    }
-}
-
-/* esc(), with a line-break opportunity after each comma and slash: for
- * configs and paths in a narrow column. */
-static void esc_wbr(FILE *f, const char *s)
-{
-    char one[2] = { 0, 0 };
-    for (; *s; s++) {
-        one[0] = *s;
-        esc(f, one);
-        if (*s == ',' || *s == '/')
-            fputs("<wbr>", f);
-    }
-}
-
-static char *fmt_bytes(char *dst, size_t cap, uint64_t v)
-{
-    return view_bytes(dst, cap, v);
-}
-
-/* A count with three significant digits above 9999: "1234", "12.3K", "4.56M". */
-static char *fmt_count(char *dst, size_t cap, double v)
-{
-    static const char *const unit[] = { "K", "M", "G", "T", "P", "E" };
-    int u = -1;
-    if (v < 9999.5) {
-        snprintf(dst, cap, "%.0f", v);
-        return dst;
-    }
-    while (v >= 1000 && u < 5) {
-        v /= 1000;
-        u++;
-    }
-    snprintf(dst, cap, v >= 100 ? "%.0f%s" : v >= 10 ? "%.1f%s" : "%.2f%s", v, unit[u]);
-    return dst;
-}
-
-/* A duration: "850 ms", "42 s", "12 min 5 s", "3 h 20 min", "2 d 4 h". */
-static char *fmt_dur(char *dst, size_t cap, double s)
-{
-    if (s < 1)
-        snprintf(dst, cap, "%.0f ms", s * 1e3);
-    else if (s < 60)
-        snprintf(dst, cap, "%.0f s", s);
-    else if (s < 3600)
-        snprintf(dst, cap, "%.0f min %.0f s", floor(s / 60), fmod(floor(s), 60));
-    else if (s < 86400)
-        snprintf(dst, cap, "%.0f h %.0f min", floor(s / 3600), fmod(floor(s / 60), 60));
-    else
-        snprintf(dst, cap, "%.0f d %.0f h", floor(s / 86400), fmod(floor(s / 3600), 24));
-    return dst;
-}
-
-/* Seconds since start to the second: "42 s", "12:05", "3:20:05", "6 d 03:20:05". */
-static char *fmt_elapsed(char *dst, size_t cap, double s)
-{
-    unsigned long long v = s > 0 ? (unsigned long long)(s + 0.5) : 0;
-    if (v < 60)
-        snprintf(dst, cap, "%llu s", v);
-    else if (v < 3600)
-        snprintf(dst, cap, "%llu:%02llu", v / 60, v % 60);
-    else if (v < 86400)
-        snprintf(dst, cap, "%llu:%02llu:%02llu", v / 3600, v / 60 % 60, v % 60);
-    else
-        snprintf(dst, cap, "%llu d %02llu:%02llu:%02llu", v / 86400, v / 3600 % 24, v / 60 % 60, v % 60);
-    return dst;
-}
-
-/* A label of a time axis at v seconds, its ticks `step` apart: as precise
- * as the step needs ("30 s", "2:30", "45 min", "3 h", "6 d 12 h", "2 d"). */
-static char *fmt_tick(char *dst, size_t cap, double v, double step)
-{
-    unsigned long long u = (unsigned long long)(v + 0.5);
-    if (v == 0)
-        snprintf(dst, cap, "0");
-    else if (step < 1)
-        snprintf(dst, cap, "%.1f s", v);
-    else if (v < 120 && step < 60)
-        snprintf(dst, cap, "%llu s", u);
-    else if (step < 60 && v < 3600)
-        snprintf(dst, cap, "%llu:%02llu", u / 60, u % 60);
-    else if (step < 60 && v < 86400)
-        snprintf(dst, cap, "%llu:%02llu:%02llu", u / 3600, u / 60 % 60, u % 60);
-    else if (step < 60)
-        snprintf(dst, cap, "%llu d %02llu:%02llu:%02llu", u / 86400, u / 3600 % 24, u / 60 % 60, u % 60);
-    else if (step < 3600 && v < 7200)
-        snprintf(dst, cap, "%llu min", u / 60);
-    else if (step < 3600 && v < 86400)
-        snprintf(dst, cap, "%llu:%02llu", u / 3600, u / 60 % 60);
-    else if (step < 3600)
-        snprintf(dst, cap, "%llu d %02llu:%02llu", u / 86400, u / 3600 % 24, u / 60 % 60);
-    else if (step < 86400 && v < 172800)
-        snprintf(dst, cap, "%llu h", u / 3600);
-    else if (step < 86400)
-        snprintf(dst, cap, "%llu d %llu h", u / 86400, u / 3600 % 24);
-    else
-        snprintf(dst, cap, "%llu d", u / 86400);
-    return dst;
-}
-
-/* CLOCK_REALTIME ns as "2026-12-01 23:29:43 UTC" (a page is read elsewhere). */
-static char *fmt_utc(char *dst, size_t cap, uint64_t ns)
-{
-    time_t t = (time_t)(ns / 1000000000ull);
-    struct tm tm;
-    if (!ns || !gmtime_r(&t, &tm) || !strftime(dst, cap, "%Y-%m-%d %H:%M:%S UTC", &tm))
-        snprintf(dst, cap, "-");
-    return dst;
-}
-
-/* The same, time of day only. */
-static char *fmt_hms(char *dst, size_t cap, uint64_t ns)
-{
-    time_t t = (time_t)(ns / 1000000000ull);
-    struct tm tm;
-    if (!ns || !gmtime_r(&t, &tm) || !strftime(dst, cap, "%H:%M:%S", &tm))
-        snprintf(dst, cap, "-");
-    return dst;
-}
-
-/* The bound of lifetime bucket b, short: "1 µs", "4.1 ms", "17 s", "4.5 min". */
-static char *fmt_bucket(char *dst, size_t cap, unsigned b)
-{
-    if (b >= LIFEBUCKET_LAST) {
-        char t[32];
-        snprintf(dst, cap, "> %s", fmt_bucket(t, sizeof t, LIFEBUCKET_LAST - 1));
-        return dst;
-    }
-    double ns = (double)lifebucket_max_ns(b);
-    if (ns < 1e6)
-        snprintf(dst, cap, "%.3g µs", ns / 1e3);
-    else if (ns < 1e9)
-        snprintf(dst, cap, "%.2g ms", ns / 1e6);
-    else if (ns < 60e9)
-        snprintf(dst, cap, "%.2g s", ns / 1e9);
-    else if (ns < 3600e9)
-        snprintf(dst, cap, "%.2g min", ns / 60e9);
-    else if (ns < 86400e9)
-        snprintf(dst, cap, "%.2g h", ns / 3600e9);
-    else
-        snprintf(dst, cap, "%.2g d", ns / 86400e9);
-    return dst;
-}
-
-/* A size class's label, "≤16 B" where the view writes "<=16 B". */
-static char *class_label(char *dst, size_t cap, unsigned c)
-{
-    char t[40];
-    view_class_label(t, sizeof t, c);
-    if (!strncmp(t, "<=", 2))
-        snprintf(dst, cap, "\u2264%s", t + 2);
-    else
-        snprintf(dst, cap, "%s", t);
-    return dst;
-}
-
-static double ratio(uint64_t a, uint64_t b)
-{
-    return b ? (double)a / (double)b : 0.0;
-}
-
-/* ---- Colours ---- */
-
-/* Okabe and Ito's palette: told apart with the common colour-vision
- * deficiencies. Input i has palette[i] on every chart. */
-static const char *const palette[HTML_INPUTS_MAX] = {
-    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#666666", "#A08C00",
-};
-
-struct rgb {
-    double r, g, b;
-};
-
-static struct rgb hex_rgb(const char *hex)
-{
-    unsigned v = (unsigned)strtoul(hex + 1, NULL, 16);
-    struct rgb c = { (double)(v >> 16 & 255), (double)(v >> 8 & 255), (double)(v & 255) };
-    return c;
-}
-
-/* A heat-map cell of `col` for frac in [0, 1]: a light tint at 0, the
- * colour itself at 0.7, darker above, so that the busiest cells stand out
- * for the light colours of the palette too. */
-static void heat_colour(char *dst, size_t cap, const char *col, double frac)
-{
-    struct rgb c = hex_rgb(col), w = { 255, 255, 255 }, k = { 0, 0, 0 }, a, b;
-    double m;
-    if (frac < 0)
-        frac = 0;
-    if (frac > 1)
-        frac = 1;
-    if (frac <= 0.7) {
-        a = w;
-        b = c;
-        m = 0.12 + 0.88 * frac / 0.7;
-    } else {
-        a = c;
-        b = k;
-        m = (frac - 0.7) / 0.3 * 0.45;
-    }
-    snprintf(dst, cap, "#%02x%02x%02x", (unsigned)(a.r + (b.r - a.r) * m + 0.5),
-             (unsigned)(a.g + (b.g - a.g) * m + 0.5), (unsigned)(a.b + (b.b - a.b) * m + 0.5));
-}
-
 /* ---- Inputs ---- */
 
-/* One point of the history as drawn: the span of one or more points of a
- * tier (or samples of the series), oldest first. */
-struct hpt {
-    uint64_t t_ns;                  /* the span's last sample, CLOCK_REALTIME */
-    uint64_t rss, rss_min, rss_max;
-    uint64_t live, live_max;        /* live requested bytes: last, highest */
-    uint64_t be[6];                 /* the backend's figures of the last sample */
-    uint64_t samples;
-};
-
+/* One dump on the page, with what every section draws of it. */
 struct input {
     const struct dump *d;
     const char *colour;
     char label[160];                /* plain text, escaped when written */
-    struct hpt *pts;                /* the whole history (malloc'ed), oldest first */
+    struct htmlhist_pt *pts;        /* the whole history (malloc'ed), oldest first */
     size_t npts;
     size_t nfine;                   /* the last nfine points are the series itself */
     const struct dump_sample *last;
     struct view_alloc a;
     int have_a;
 };
-
-static void point_from_sample(struct hpt *p, const struct dump_sample *s)
-{
-    memset(p, 0, sizeof *p);
-    p->t_ns = s->t_ns;
-    p->rss = p->rss_min = p->rss_max = s->rss;
-    p->live = p->live_max = s->live_req;
-    memcpy(p->be, s->be, sizeof p->be);
-    p->samples = 1;
-}
-
-/* The whole history of in->d, oldest first: each coarser tier's points
- * from before the finer tiers begin, then the finer ones; the series when
- * the dump has no tiers. The coarse point whose span reaches into the finer
- * tiers is kept too, placed just before them with the values of the first
- * finer point: its extremes cover samples that no finer point holds.
- * Returns 0 or ENOMEM. */
-static int history(struct input *in)
-{
-    const struct dump *d = in->d;
-    size_t cap = 0;
-
-    in->pts = NULL;
-    in->npts = in->nfine = 0;
-    if (d->ntiers > 0) {
-        size_t nt = d->ntiers < DUMP_TIERS_MAX ? d->ntiers : DUMP_TIERS_MAX;
-        uint64_t cut[DUMP_TIERS_MAX], first = UINT64_MAX;
-        struct hpt *straddle = NULL;
-        for (size_t t = 0; t < nt; t++) {
-            cut[t] = first;   /* tier t is drawn only before the finer tiers begin */
-            if (d->tiers[t].npoints && d->tiers[t].points[0].last.t_ns < first)
-                first = d->tiers[t].points[0].last.t_ns;
-            cap += d->tiers[t].npoints;
-        }
-        if (cap && !(in->pts = malloc(cap * sizeof *in->pts)))
-            return ENOMEM;
-        for (size_t t = nt; t-- > 0;) {
-            const struct dump_tier *tr = &d->tiers[t];
-            for (size_t i = 0; i < tr->npoints; i++) {
-                const struct dump_point *q = &tr->points[i];
-                struct hpt *p;
-                /* at or after the finer tiers' start: kept only when its
-                 * span begins before it (it follows a point before it, or,
-                 * the tier's first, it spans samples from before) */
-                uint64_t span = (uint64_t)q->samples * d->interval_ms * 1000000ull;
-                int straddles = i > 0 ? tr->points[i - 1].last.t_ns < cut[t]
-                                      : q->last.t_ns - (q->last.t_ns > span ? span : q->last.t_ns) < cut[t];
-                if (q->last.t_ns >= cut[t] && (!straddles || cut[t] == 0))
-                    continue;
-                p = &in->pts[in->npts++];
-                point_from_sample(p, &q->last);
-                p->rss_min = q->rss_min < q->last.rss ? q->rss_min : q->last.rss;
-                p->rss_max = q->rss_max > q->last.rss ? q->rss_max : q->last.rss;
-                p->live_max = q->live_req_max > q->last.live_req ? q->live_req_max : q->last.live_req;
-                p->samples = q->samples;
-                if (straddle) {
-                    /* the first point after a straddling one: its values there */
-                    straddle->rss = p->rss;
-                    straddle->live = p->live;
-                    memcpy(straddle->be, p->be, sizeof p->be);
-                    straddle = NULL;
-                }
-                if (q->last.t_ns >= cut[t]) {
-                    p->t_ns = cut[t] - 1;
-                    straddle = p;
-                }
-                if (t == 0)
-                    in->nfine++;
-            }
-        }
-        return 0;
-    }
-    if (d->nseries && !(in->pts = malloc(d->nseries * sizeof *in->pts)))
-        return ENOMEM;
-    for (size_t i = 0; i < d->nseries; i++)
-        point_from_sample(&in->pts[in->npts++], &d->series[i]);
-    in->nfine = in->npts;
-    return 0;
-}
 
 /* "k:v" pairs of a config string that tell inputs apart in a label; the
  * shim's paths and switches that every input of a comparison shares are
@@ -421,102 +113,6 @@ static double since_start(const struct dump *d, uint64_t t_ns)
 static uint64_t as_of(const struct dump *d)
 {
     return d->state == DS_ALIVE ? d->snap_ns : d->heartbeat_ns ? d->heartbeat_ns : d->snap_ns;
-}
-
-/* ---- Scales ---- */
-
-struct scale {
-    double v0, v1;       /* values */
-    double p0, p1;       /* pixels */
-};
-
-static double at(const struct scale *s, double v)
-{
-    if (s->v1 == s->v0)
-        return s->p0;
-    return s->p0 + (v - s->v0) * (s->p1 - s->p0) / (s->v1 - s->v0);
-}
-
-/* Ticks of a byte axis from 0: the step (1, 2, 2.5 or 5 times a power of
- * ten in KiB, MiB, GiB...) that gives about 5 ticks, and the axis's top. */
-struct byte_ticks {
-    double unit, step, top;
-    const char *uname;
-    int n;
-};
-
-static void byte_ticks(uint64_t vmax, struct byte_ticks *t)
-{
-    static const char *const names[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-    double v = vmax ? (double)vmax : 1048576.0, raw, mag, r;
-    int u = 0;
-    t->unit = 1;
-    while (v >= t->unit * 1024 && u < 5) {
-        t->unit *= 1024;
-        u++;
-    }
-    t->uname = names[u];
-    raw = v / t->unit / 5;
-    mag = pow(10, floor(log10(raw)));
-    r = raw / mag;
-    t->step = (r <= 1 ? 1 : r <= 2 ? 2 : r <= 2.5 ? 2.5 : r <= 5 ? 5 : 10) * mag;
-    if (u == 0 && t->step < 1)
-        t->step = 1;
-    t->n = (int)ceil(v / t->unit / t->step - 1e-9);
-    if (t->n < 1)
-        t->n = 1;
-    t->top = t->n * t->step * t->unit;
-}
-
-static char *fmt_tick_bytes(char *dst, size_t cap, const struct byte_ticks *t, int i)
-{
-    double v = i * t->step;
-    if (i == 0)
-        snprintf(dst, cap, "0");
-    else
-        snprintf(dst, cap, v == floor(v) ? "%.0f %s" : "%.1f %s", v, t->uname);
-    return dst;
-}
-
-/* The step of a time axis over `span` seconds: at most 8 ticks. */
-static double time_step(double span)
-{
-    static const double steps[] = { 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900,
-                                    1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800,
-                                    345600, 604800, 1209600, 2419200 };
-    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
-        if (span / steps[i] <= 8)
-            return steps[i];
-    return span / 8;
-}
-
-/* Draws the frame of a chart: horizontal grid lines and labels of a byte
- * axis (y), vertical ones of a time axis (x, seconds since start), and the
- * axis titles. */
-static void axes_time_bytes(FILE *f, const struct scale *x, const struct scale *y,
-                            const struct byte_ticks *bt, const char *xtitle)
-{
-    char b[48];
-    fputs("<g class=\"ax\">", f);
-    for (int i = 0; i <= bt->n; i++) {
-        double py = at(y, i * bt->step * bt->unit);
-        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"%s/>", x->p0, x->p1, py,
-                py, i == 0 ? " class=\"base\"" : "");
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>", x->p0 - 8, py + 4,
-                fmt_tick_bytes(b, sizeof b, bt, i));
-    }
-    double step = time_step(x->v1 - x->v0);
-    for (double v = ceil(x->v0 / step - 1e-9) * step; v <= x->v1 + 1e-9; v += step) {
-        double px = at(x, v);
-        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"v\"/>", px, px,
-                y->p0, y->p0 + 5);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>", px, y->p0 + 19,
-                fmt_tick(b, sizeof b, v, step));
-    }
-    fprintf(f, "<text class=\"at\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (x->p0 + x->p1) / 2,
-            y->p0 + 38);
-    esc(f, xtitle);
-    fputs("</text></g>\n", f);
 }
 
 /* ---- The page's frame ---- */
@@ -619,24 +215,24 @@ static void page_start(FILE *f, const struct input *in, size_t n, const struct h
     for (size_t i = 0; i < n; i++) {
         if (i == 0 || strcmp(in[i].d->comm, in[i - 1].d->comm)) {
             fputs(i ? ", " : "", f);
-            esc(f, in[i].d->comm);
+            htmlfmt_esc(f, in[i].d->comm);
         }
     }
     fputs(" (", f);
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ", " : "", f);
-        esc(f, in[i].label);
+        htmlfmt_esc(f, in[i].label);
     }
     fprintf(f, ")</title>\n<style>\n%s</style>\n</head>\n<body>\n<main>\n", css);
     fputs("<header>\n<h1>Heap report: ", f);
     for (size_t i = 0; i < n; i++)
         if (i == 0 || strcmp(in[i].d->comm, in[i - 1].d->comm)) {
             fputs(i ? ", " : "", f);
-            esc(f, in[i].d->comm);
+            htmlfmt_esc(f, in[i].d->comm);
         }
     fputs("</h1>\n", f);
     fprintf(f, "<p class=\"sub\">mallocshim heap report, %zu input%s, made by shimdump %s on %s</p>\n",
-            n, n == 1 ? "" : "s", PACKAGE_VERSION, fmt_utc(when, sizeof when, o->now_ns));
+            n, n == 1 ? "" : "s", PACKAGE_VERSION, htmlfmt_utc(when, sizeof when, o->now_ns));
 }
 
 static void swatch(FILE *f, const struct input *in)
@@ -650,7 +246,7 @@ static void input_legend(FILE *f, const struct input *in, size_t n)
     for (size_t i = 0; i < n; i++) {
         fputs("<span>", f);
         swatch(f, &in[i]);
-        esc(f, in[i].label);
+        htmlfmt_esc(f, in[i].label);
         fputs("</span>", f);
     }
 }
@@ -676,16 +272,18 @@ static void cards(FILE *f, const struct input *in, size_t n)
         const struct dump_sample *s = in[i].last;
         fprintf(f, "<div class=\"card\" style=\"border-top-color:%s\"><div class=\"cl\">", in[i].colour);
         swatch(f, &in[i]);
-        esc(f, in[i].label);
+        htmlfmt_esc(f, in[i].label);
         fputs("</div>", f);
         if (s && d->total.live_req)
-            fprintf(f, "<div class=\"big\">%.2f\u00d7</div>", ratio(s->rss, d->total.live_req));
+            fprintf(f, "<div class=\"big\">%.2f\u00d7</div>",
+                    htmlfmt_ratio(s->rss, d->total.live_req));
         else
             fputs("<div class=\"big\">-</div>", f);
         fprintf(f, "<div class=\"note\">RSS per live requested byte</div><div class=\"cf\">RSS %s &middot; "
                    "live %s &middot; peak %s</div></div>\n",
-                s ? fmt_bytes(a, sizeof a, s->rss) : "-", fmt_bytes(b, sizeof b, d->total.live_req),
-                d->peak_rss ? fmt_bytes(c, sizeof c, d->peak_rss) : "-");
+                s ? htmlfmt_bytes(a, sizeof a, s->rss) : "-",
+                htmlfmt_bytes(b, sizeof b, d->total.live_req),
+                d->peak_rss ? htmlfmt_bytes(c, sizeof c, d->peak_rss) : "-");
     }
     fputs("</div>\n", f);
 }
@@ -701,7 +299,7 @@ static void config_text(FILE *f, const char *cfg)
             char pair[SEG_CONFIG_MAX];
             snprintf(pair, sizeof pair, "%.*s", (int)len, s);
             fputs(first ? "" : ",<wbr>", f);
-            esc_wbr(f, pair);
+            htmlfmt_esc_wbr(f, pair);
             first = 0;
         }
         s += len;
@@ -729,18 +327,18 @@ static void inputs_table(FILE *f, const struct input *in, size_t n)
         snprintf(ver, sizeof ver, "%.*s", (int)strcspn(d->backend_version, "-"), d->backend_version);
         fprintf(f, "<tr data-input=\"%zu\"><th class=\"l\" scope=\"row\">", i);
         swatch(f, &in[i]);
-        esc(f, in[i].label);
+        htmlfmt_esc(f, in[i].label);
         fprintf(f, "</th><td class=\"l\">%u (", d->pid);
-        esc(f, d->comm);
+        htmlfmt_esc(f, d->comm);
         fprintf(f, ")</td><td class=\"l%s\">%s", d->state == DS_DEAD || d->state == DS_EXITED ? " warn" : "",
                 d->saved ? "snapshot" : state_text(d->state));
         if (d->saved)
-            fprintf(f, "<span class=\"cfg\">taken %s</span>", fmt_utc(a, sizeof a, d->snap_ns));
+            fprintf(f, "<span class=\"cfg\">taken %s</span>", htmlfmt_utc(a, sizeof a, d->snap_ns));
         fputs("</td><td class=\"l\">", f);
-        esc(f, d->backend);
+        htmlfmt_esc(f, d->backend);
         fputc(' ', f);
-        esc(f, ver);
-        fprintf(f, "</td><td>%s</td><td class=\"l\">", fmt_dur(a, sizeof a, since_start(d, as_of(d))));
+        htmlfmt_esc(f, ver);
+        fprintf(f, "</td><td>%s</td><td class=\"l\">", htmlfmt_dur(a, sizeof a, since_start(d, as_of(d))));
         if (d->sample <= 1)
             fputs("every block", f);
         else
@@ -749,7 +347,7 @@ static void inputs_table(FILE *f, const struct input *in, size_t n)
                 d->interval_ms);
         config_text(f, d->config);
         fputs("</td><td class=\"l cfgc\">", f);
-        esc_wbr(f, d->source);
+        htmlfmt_esc_wbr(f, d->source);
         fputs("</td></tr>\n", f);
     }
     fputs("</tbody>\n</table>\n", f);
@@ -769,7 +367,7 @@ static void input_notes(FILE *f, const struct input *in, size_t n)
             snprintf(gone, sizeof gone, "%s: the figures are as of its last sample, %s",
                      d->state == DS_DEAD ? "the process is gone without exiting normally"
                                          : "the process has exited",
-                     fmt_utc(b, sizeof b, d->heartbeat_ns));
+                     htmlfmt_utc(b, sizeof b, d->heartbeat_ns));
             why[k++] = gone;
         }
         if (d->inherited)
@@ -792,9 +390,9 @@ static void input_notes(FILE *f, const struct input *in, size_t n)
                 fputs("<ul class=\"notes\">\n", f);
             fputs("<li>", f);
             swatch(f, &in[i]);
-            esc(f, in[i].label);
+            htmlfmt_esc(f, in[i].label);
             fputs(": ", f);
-            esc(f, why[j]);
+            htmlfmt_esc(f, why[j]);
             fputs("</li>\n", f);
         }
     }
@@ -808,9 +406,9 @@ static void svg_open(FILE *f, const char *id, double w, double h, const char *ti
     fprintf(f, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-labelledby=\"%s-t %s-d\">"
                "<title id=\"%s-t\">",
             w, h, id, id, id);
-    esc(f, title);
+    htmlfmt_esc(f, title);
     fprintf(f, "</title><desc id=\"%s-d\">", id);
-    esc(f, desc);
+    htmlfmt_esc(f, desc);
     fputs("</desc>\n", f);
 }
 
@@ -852,15 +450,15 @@ static void waterfall(FILE *f, const struct input *in, size_t n)
         row_h = 38;   /* room for the step's name and its line under it */
     double h = top + WF_COUNT * row_h + 40;
     uint64_t vmax = 0, v;
-    struct byte_ticks bt;
-    struct scale x, y;
+    struct htmlfmt_byte_ticks bt;
+    struct htmlfmt_scale x, y;
     char a[48], b[48];
 
     for (size_t i = 0; i < n; i++)
         for (int k = 0; k < WF_COUNT; k++)
             if (wf_value(&in[i], (enum wf_fig)k, &v) && v > vmax)
                 vmax = v;
-    byte_ticks(vmax, &bt);
+    htmlfmt_byte_ticks(vmax, &bt);
     x.v0 = 0;
     x.v1 = bt.top;
     x.p0 = bar_x;
@@ -879,11 +477,11 @@ static void waterfall(FILE *f, const struct input *in, size_t n)
     /* the grid and the axis, under the bars */
     fputs("<g class=\"ax\">", f);
     for (int i = 0; i <= bt.n; i++) {
-        double px = at(&x, i * bt.step * bt.unit);
+        double px = htmlfmt_at(&x, i * bt.step * bt.unit);
         fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"%s/>", px, px, top - 4,
                 y.p0, i == 0 ? " class=\"base\"" : "");
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>", px, y.p0 + 16,
-                fmt_tick_bytes(a, sizeof a, &bt, i));
+                htmlfmt_tick_bytes(a, sizeof a, &bt, i));
     }
     fprintf(f, "<text class=\"at\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">bytes (%s)</text></g>\n",
             (x.p0 + x.p1) / 2, y.p0 + 34, bt.uname);
@@ -901,24 +499,24 @@ static void waterfall(FILE *f, const struct input *in, size_t n)
                         bar_x + 4, by + bar_h - 3);
                 continue;
             }
-            double w = at(&x, (double)v) - x.p0;
+            double w = htmlfmt_at(&x, (double)v) - x.p0;
             fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"2\" fill=\"%s\"%s>"
                        "<title>", x.p0, by, w < 1 ? 1 : w, bar_h, in[i].colour,
                     k == WF_PEAK ? " fill-opacity=\"0.45\"" : "");
-            esc(f, in[i].label);
+            htmlfmt_esc(f, in[i].label);
             fputs(": ", f);
             if (k == WF_INUSE || k == WF_FOOT)
-                esc(f, k == WF_INUSE ? in[i].a.in_use_name : in[i].a.fp_name);
+                htmlfmt_esc(f, k == WF_INUSE ? in[i].a.in_use_name : in[i].a.fp_name);
             else
                 fputs(wf_name[k], f);
-            fprintf(f, " %s</title></rect>", fmt_bytes(a, sizeof a, v));
+            fprintf(f, " %s</title></rect>", htmlfmt_bytes(a, sizeof a, v));
             if (req)
-                snprintf(b, sizeof b, "  %.2f\u00d7", ratio(v, req));
+                snprintf(b, sizeof b, "  %.2f\u00d7", htmlfmt_ratio(v, req));
             else
                 b[0] = '\0';
             fprintf(f, "<text class=\"val\" x=\"%.1f\" y=\"%.1f\">%s<tspan class=\"dim\" "
                        "fill=\"#5d6677\">%s</tspan></text>\n",
-                    x.p0 + (w < 1 ? 1 : w) + 6, by + bar_h - 3.5, fmt_bytes(a, sizeof a, v), b);
+                    x.p0 + (w < 1 ? 1 : w) + 6, by + bar_h - 3.5, htmlfmt_bytes(a, sizeof a, v), b);
         }
     }
     fputs("</svg>\n", f);
@@ -929,7 +527,7 @@ static void waterfall(FILE *f, const struct input *in, size_t n)
     for (size_t i = 0; i < n; i++) {
         fputs("<th scope=\"col\">", f);
         swatch(f, &in[i]);
-        esc(f, in[i].label);
+        htmlfmt_esc(f, in[i].label);
         fputs("</th>", f);
     }
     fputs("</tr></thead>\n<tbody>\n", f);
@@ -942,9 +540,9 @@ static void waterfall(FILE *f, const struct input *in, size_t n)
                 continue;
             }
             fprintf(f, "<td data-input=\"%zu\" data-bytes=\"%llu\">%s", i, (unsigned long long)v,
-                    fmt_bytes(a, sizeof a, v));
+                    htmlfmt_bytes(a, sizeof a, v));
             if (req)
-                fprintf(f, " <span class=\"note\">(%.2f\u00d7)</span>", ratio(v, req));
+                fprintf(f, " <span class=\"note\">(%.2f\u00d7)</span>", htmlfmt_ratio(v, req));
             fputs("</td>", f);
         }
         fputs("</tr>\n", f);
@@ -957,11 +555,11 @@ static void waterfall(FILE *f, const struct input *in, size_t n)
         if (!in[i].have_a || dup)
             continue;
         fputs("Allocator figures of ", f);
-        esc(f, in[i].d->backend);
+        htmlfmt_esc(f, in[i].d->backend);
         fputs(": in use is ", f);
-        esc(f, in[i].a.in_use_name);
+        htmlfmt_esc(f, in[i].a.in_use_name);
         fputs(", holds is ", f);
-        esc(f, in[i].a.fp_name);
+        htmlfmt_esc(f, in[i].a.fp_name);
         fputs(". ", f);
     }
     fputs("Live requested bytes are exact with sample:1, else estimated from the tracked blocks; "
@@ -975,10 +573,11 @@ static void waterfall(FILE *f, const struct input *in, size_t n)
  * it, its extremes the extremes of theirs, the rest the last point's.
  * Points from index `from` on. Returns the bins (malloc'ed) and their
  * count in *nb, or NULL with *nb 0 (none, or no memory: *oom set). */
-static struct hpt *bin_points(const struct input *in, size_t from, const struct scale *x,
-                              double px, size_t *nb, int *oom)
+static struct htmlhist_pt *bin_points(const struct input *in, size_t from,
+                                      const struct htmlfmt_scale *x, double px, size_t *nb,
+                                      int *oom)
 {
-    struct hpt *out;
+    struct htmlhist_pt *out;
     long prev = -1;
     *nb = 0;
     if (from >= in->npts)
@@ -988,10 +587,10 @@ static struct hpt *bin_points(const struct input *in, size_t from, const struct 
         return NULL;
     }
     for (size_t i = from; i < in->npts; i++) {
-        const struct hpt *p = &in->pts[i];
-        long col = (long)floor((at(x, since_start(in->d, p->t_ns)) - x->p0) / px);
+        const struct htmlhist_pt *p = &in->pts[i];
+        long col = (long)floor((htmlfmt_at(x, since_start(in->d, p->t_ns)) - x->p0) / px);
         if (*nb && col == prev) {
-            struct hpt *q = &out[*nb - 1];
+            struct htmlhist_pt *q = &out[*nb - 1];
             uint64_t mn = q->rss_min < p->rss_min ? q->rss_min : p->rss_min;
             uint64_t mx = q->rss_max > p->rss_max ? q->rss_max : p->rss_max;
             uint64_t lm = q->live_max > p->live_max ? q->live_max : p->live_max;
@@ -1009,21 +608,24 @@ static struct hpt *bin_points(const struct input *in, size_t from, const struct 
     return out;
 }
 
-static void polyline(FILE *f, const struct hpt *b, size_t n, const struct input *in,
-                     const struct scale *x, const struct scale *y, size_t field, const char *attrs)
+static void polyline(FILE *f, const struct htmlhist_pt *b, size_t n, const struct input *in,
+                     const struct htmlfmt_scale *x, const struct htmlfmt_scale *y, size_t field,
+                     const char *attrs)
 {
     fputs("<polyline fill=\"none\" points=\"", f);
     for (size_t i = 0; i < n; i++) {
         uint64_t v = field == 0 ? b[i].rss : field == 1 ? b[i].live : b[i].be[field - 2];
-        fprintf(f, "%s%.1f,%.1f", i ? " " : "", at(x, since_start(in->d, b[i].t_ns)), at(y, (double)v));
+        fprintf(f, "%s%.1f,%.1f", i ? " " : "", htmlfmt_at(x, since_start(in->d, b[i].t_ns)),
+                htmlfmt_at(y, (double)v));
     }
     fprintf(f, "\" %s/>\n", attrs);
 }
 
 /* A band between two figures of the bins (lo: rss_min or live; hi:
  * rss_max or live_max), when they differ anywhere. */
-static void band(FILE *f, const struct hpt *b, size_t n, const struct input *in,
-                 const struct scale *x, const struct scale *y, int live, double opacity)
+static void band(FILE *f, const struct htmlhist_pt *b, size_t n, const struct input *in,
+                 const struct htmlfmt_scale *x, const struct htmlfmt_scale *y, int live,
+                 double opacity)
 {
     int differ = 0;
     for (size_t i = 0; i < n && !differ; i++)
@@ -1032,11 +634,11 @@ static void band(FILE *f, const struct hpt *b, size_t n, const struct input *in,
         return;
     fputs("<polygon points=\"", f);
     for (size_t i = 0; i < n; i++)
-        fprintf(f, "%s%.1f,%.1f", i ? " " : "", at(x, since_start(in->d, b[i].t_ns)),
-                at(y, (double)(live ? b[i].live_max : b[i].rss_max)));
+        fprintf(f, "%s%.1f,%.1f", i ? " " : "", htmlfmt_at(x, since_start(in->d, b[i].t_ns)),
+                htmlfmt_at(y, (double)(live ? b[i].live_max : b[i].rss_max)));
     for (size_t i = n; i-- > 0;)
-        fprintf(f, " %.1f,%.1f", at(x, since_start(in->d, b[i].t_ns)),
-                at(y, (double)(live ? b[i].live : b[i].rss_min)));
+        fprintf(f, " %.1f,%.1f", htmlfmt_at(x, since_start(in->d, b[i].t_ns)),
+                htmlfmt_at(y, (double)(live ? b[i].live : b[i].rss_min)));
     fprintf(f, "\" fill=\"%s\" fill-opacity=\"%.2f\" stroke=\"none\"/>\n", in->colour, opacity);
 }
 
@@ -1044,7 +646,7 @@ static void band(FILE *f, const struct hpt *b, size_t n, const struct input *in,
  * their series), in seconds since each process started: from 0 when the
  * history reaches near the start, else from its oldest point. */
 static void time_scale(const struct input *in, size_t n, int fine, double p0, double p1,
-                       struct scale *x)
+                       struct htmlfmt_scale *x)
 {
     double lo = INFINITY, hi = 0;
     for (size_t i = 0; i < n; i++) {
@@ -1076,7 +678,7 @@ static uint64_t history_max(const struct input *in, size_t n, int fine)
     uint64_t m = 0;
     for (size_t i = 0; i < n; i++) {
         for (size_t k = fine ? in[i].npts - in[i].nfine : 0; k < in[i].npts; k++) {
-            const struct hpt *p = &in[i].pts[k];
+            const struct htmlhist_pt *p = &in[i].pts[k];
             if (p->rss_max > m)
                 m = p->rss_max;
             if (p->live_max > m)
@@ -1101,16 +703,16 @@ static void legend_line(FILE *f, const char *dash, double width, const char *tex
 static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
 {
     const double h = 360, top = 12, left = 78, right = 24, bottom = 48;
-    struct scale x, y;
-    struct byte_ticks bt;
+    struct htmlfmt_scale x, y;
+    struct htmlfmt_byte_ticks bt;
     char a[48], b[48], c[48], e[48], id[32];
     int oom = 0;
-    struct hpt *bins[HTML_INPUTS_MAX] = { NULL }, *rows[HTML_INPUTS_MAX] = { NULL };
+    struct htmlhist_pt *bins[HTML_INPUTS_MAX] = { NULL }, *rows[HTML_INPUTS_MAX] = { NULL };
     size_t nb[HTML_INPUTS_MAX] = { 0 }, nr[HTML_INPUTS_MAX] = { 0 };
 
     snprintf(id, sizeof id, "hist%d", fine);
     time_scale(in, n, fine, left, PAGE_W - right, &x);
-    byte_ticks(history_max(in, n, fine), &bt);
+    htmlfmt_byte_ticks(history_max(in, n, fine), &bt);
     y.v0 = 0;
     y.v1 = bt.top;
     y.p0 = h - bottom;
@@ -1159,7 +761,7 @@ static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
     svg_open(f, id, PAGE_W, h, fine ? "RSS and live requested bytes, the most recent samples"
                                     : "RSS and live requested bytes over the whole history",
              "Lines per input over time since each process started; bands show extremes within a point.");
-    axes_time_bytes(f, &x, &y, &bt, "time since the process started");
+    htmlfmt_axes(f, &x, &y, &bt, "time since the process started");
     for (size_t i = 0; i < n; i++) {
         char attr[160];
         if (!nb[i])
@@ -1174,21 +776,22 @@ static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
         if (nb[i] == 1) {
             /* one point makes no line: a dot */
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
-                    at(&x, since_start(in[i].d, bins[i][0].t_ns)), at(&y, (double)bins[i][0].rss),
-                    in[i].colour);
+                    htmlfmt_at(&x, since_start(in[i].d, bins[i][0].t_ns)),
+                    htmlfmt_at(&y, (double)bins[i][0].rss), in[i].colour);
         }
     }
     for (size_t i = 0; i < n && !fine; i++) {
         const struct dump *d = in[i].d;
-        double px = at(&x, since_start(d, d->peak_rss_ns));
+        double px = htmlfmt_at(&x, since_start(d, d->peak_rss_ns));
         if (!d->peak_rss || px < x.p0 - 0.5 || px > x.p1 + 0.5)
             continue;
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#fff\" stroke=\"%s\" "
                    "stroke-width=\"2\"><title>",
-                px, at(&y, (double)d->peak_rss), in[i].colour);
-        esc(f, in[i].label);
-        fprintf(f, ": peak RSS %s at %s</title></circle>\n", fmt_bytes(a, sizeof a, d->peak_rss),
-                fmt_elapsed(b, sizeof b, since_start(d, d->peak_rss_ns)));
+                px, htmlfmt_at(&y, (double)d->peak_rss), in[i].colour);
+        htmlfmt_esc(f, in[i].label);
+        fprintf(f, ": peak RSS %s at %s</title></circle>\n",
+                htmlfmt_bytes(a, sizeof a, d->peak_rss),
+                htmlfmt_elapsed(b, sizeof b, since_start(d, d->peak_rss_ns)));
     }
     fputs("</svg>\n", f);
 
@@ -1196,7 +799,7 @@ static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
     fputs("<details><summary>The numbers behind this chart</summary><div class=\"scroll\">\n", f);
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "<table data-input=\"%zu\" data-kind=\"%s\">\n<caption>", i, fine ? "series" : "history");
-        esc(f, in[i].label);
+        htmlfmt_esc(f, in[i].label);
         fprintf(f, ": RSS and live requested bytes in %zu row%s (each the span of the points in "
                    "%.0f pixels of the chart)</caption>\n<thead><tr><th class=\"l\" scope=\"col\">time</th>"
                    "<th scope=\"col\">since start</th><th scope=\"col\">samples</th>"
@@ -1205,19 +808,20 @@ static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
                    "<th scope=\"col\">live highest</th></tr></thead>\n<tbody>\n",
                 nr[i], nr[i] == 1 ? "" : "s", TABLE_PX);
         for (size_t k = 0; k < nr[i]; k++) {
-            const struct hpt *p = &rows[i][k];
+            const struct htmlhist_pt *p = &rows[i][k];
             fprintf(f, "<tr data-t=\"%llu\" data-rss=\"%llu\" data-rss-min=\"%llu\" "
                        "data-rss-max=\"%llu\" data-live=\"%llu\" data-live-max=\"%llu\">"
                        "<th scope=\"row\">%s</th><td>%s</td><td>%llu</td>",
                     (unsigned long long)p->t_ns, (unsigned long long)p->rss,
                     (unsigned long long)p->rss_min, (unsigned long long)p->rss_max,
                     (unsigned long long)p->live, (unsigned long long)p->live_max,
-                    fmt_hms(a, sizeof a, p->t_ns), fmt_elapsed(b, sizeof b, since_start(in[i].d, p->t_ns)),
+                    htmlfmt_hms(a, sizeof a, p->t_ns),
+                    htmlfmt_elapsed(b, sizeof b, since_start(in[i].d, p->t_ns)),
                     (unsigned long long)p->samples);
-            fprintf(f, "<td>%s</td><td>%s</td><td>%s</td>", fmt_bytes(a, sizeof a, p->rss),
-                    fmt_bytes(b, sizeof b, p->rss_min), fmt_bytes(c, sizeof c, p->rss_max));
-            fprintf(f, "<td>%s</td><td>%s</td></tr>\n", fmt_bytes(a, sizeof a, p->live),
-                    fmt_bytes(e, sizeof e, p->live_max));
+            fprintf(f, "<td>%s</td><td>%s</td><td>%s</td>", htmlfmt_bytes(a, sizeof a, p->rss),
+                    htmlfmt_bytes(b, sizeof b, p->rss_min), htmlfmt_bytes(c, sizeof c, p->rss_max));
+            fprintf(f, "<td>%s</td><td>%s</td></tr>\n", htmlfmt_bytes(a, sizeof a, p->live),
+                    htmlfmt_bytes(e, sizeof e, p->live_max));
         }
         fputs("</tbody>\n</table>\n", f);
     }
@@ -1258,21 +862,12 @@ static const struct line_style *be_style(int backend_id, unsigned k)
     return &styles[backend_id >= 0 && backend_id <= 2 && k < 6 ? map[backend_id][k] : 5];
 }
 
-/* col toward black (amount < 0) or white (> 0). */
-static void shade(char *dst, size_t cap, const char *col, double amount)
-{
-    struct rgb c = hex_rgb(col);
-    double t = amount < 0 ? 0 : 255, m = fabs(amount);
-    snprintf(dst, cap, "#%02x%02x%02x", (unsigned)(c.r + (t - c.r) * m + 0.5),
-             (unsigned)(c.g + (t - c.g) * m + 0.5), (unsigned)(c.b + (t - c.b) * m + 0.5));
-}
-
 /* The attributes of field k's line: stroke, width, dashes. */
 static void be_attrs(char *dst, size_t cap, const struct input *in, unsigned k)
 {
     const struct line_style *st = be_style(in->d->backend_id, k);
     char col[16];
-    shade(col, sizeof col, in->colour, st->shade);
+    htmlfmt_shade(col, sizeof col, in->colour, st->shade);
     snprintf(dst, cap, "stroke=\"%s\" stroke-width=\"%.1f\"%s%s%s", col, st->width,
              *st->dash ? " stroke-dasharray=\"" : "", st->dash, *st->dash ? "\"" : "");
 }
@@ -1281,8 +876,8 @@ static void be_attrs(char *dst, size_t cap, const struct input *in, unsigned k)
 static int allocator_charts(FILE *f, const struct input *in, size_t n)
 {
     const double w = n == 1 ? PAGE_W : HALF_W, h = 270, top = 10, left = 70, right = 16, bottom = 46;
-    struct scale x, y;
-    struct byte_ticks bt;
+    struct htmlfmt_scale x, y;
+    struct htmlfmt_byte_ticks bt;
     uint64_t vmax = 0;
     int oom = 0;
     char a[48], id[32];
@@ -1296,7 +891,7 @@ static int allocator_charts(FILE *f, const struct input *in, size_t n)
                 vmax = in[i].pts[k].rss;
         }
     time_scale(in, n, 0, left, w - right, &x);
-    byte_ticks(vmax, &bt);
+    htmlfmt_byte_ticks(vmax, &bt);
     y.v0 = 0;
     y.v1 = bt.top;
     y.p0 = h - bottom;
@@ -1310,7 +905,7 @@ static int allocator_charts(FILE *f, const struct input *in, size_t n)
     for (size_t i = 0; i < n; i++) {
         const struct dump *d = in[i].d;
         size_t nb = 0, nr = 0;
-        struct hpt *b = bin_points(&in[i], 0, &x, BIN_PX, &nb, &oom), *r = NULL;
+        struct htmlhist_pt *b = bin_points(&in[i], 0, &x, BIN_PX, &nb, &oom), *r = NULL;
         if (!oom)
             r = bin_points(&in[i], 0, &x, TABLE_PX, &nr, &oom);
         if (oom) {
@@ -1320,7 +915,7 @@ static int allocator_charts(FILE *f, const struct input *in, size_t n)
         snprintf(id, sizeof id, "be%zu", i);
         fputs("<figure class=\"panel\">\n<h4>", f);
         swatch(f, &in[i]);
-        esc(f, in[i].label);
+        htmlfmt_esc(f, in[i].label);
         fputs("</h4>\n<div class=\"legend\">", f);
         for (unsigned j = 0; j < 6; j++) {
             char text[160];
@@ -1329,13 +924,13 @@ static int allocator_charts(FILE *f, const struct input *in, size_t n)
             be_attrs(text, sizeof text, &in[i], j);
             fprintf(f, "<span><svg viewBox=\"0 0 26 10\" aria-hidden=\"true\"><line x1=\"1\" x2=\"25\" "
                        "y1=\"5\" y2=\"5\" %s/></svg>", text);
-            esc(f, dump_be_field(d->backend_id, j));
+            htmlfmt_esc(f, dump_be_field(d->backend_id, j));
             fputs("</span>", f);
         }
         fputs("<span><svg viewBox=\"0 0 26 10\" aria-hidden=\"true\"><line x1=\"1\" x2=\"25\" y1=\"5\" "
               "y2=\"5\" stroke=\"#b4bac4\" stroke-width=\"3\"/></svg>RSS</span></div>\n", f);
         svg_open(f, id, w, h, "The allocator's own figures over time", in[i].label);
-        axes_time_bytes(f, &x, &y, &bt, "time since the process started");
+        htmlfmt_axes(f, &x, &y, &bt, "time since the process started");
         if (nb) {
             polyline(f, b, nb, &in[i], &x, &y, 0, "stroke=\"#b4bac4\" stroke-width=\"3\"");
             for (unsigned j = 0; j < 6; j++) {
@@ -1353,26 +948,26 @@ static int allocator_charts(FILE *f, const struct input *in, size_t n)
         fputs("</svg>\n", f);
         fputs("<details><summary>The numbers behind this chart</summary><div class=\"scroll\">\n", f);
         fprintf(f, "<table data-input=\"%zu\" data-kind=\"backend\">\n<caption>", i);
-        esc(f, in[i].label);
+        htmlfmt_esc(f, in[i].label);
         fprintf(f, ": the backend's statistics over time in %zu row%s (each the last point in %.0f "
                    "pixels of the chart)</caption>\n<thead><tr><th class=\"l\" scope=\"col\">since "
                    "start</th>", nr, nr == 1 ? "" : "s", TABLE_PX);
         for (unsigned j = 0; j < 6; j++)
             if (*dump_be_field(d->backend_id, j)) {
                 fprintf(f, "<th scope=\"col\" data-field=\"%s\">", dump_be_field(d->backend_id, j));
-                esc(f, dump_be_field(d->backend_id, j));
+                htmlfmt_esc(f, dump_be_field(d->backend_id, j));
                 fputs("</th>", f);
             }
         fputs("</tr></thead>\n<tbody>\n", f);
         for (size_t k = 0; k < nr; k++) {
             fprintf(f, "<tr data-t=\"%llu\"><th scope=\"row\">%s</th>", (unsigned long long)r[k].t_ns,
-                    fmt_elapsed(a, sizeof a, since_start(d, r[k].t_ns)));
+                    htmlfmt_elapsed(a, sizeof a, since_start(d, r[k].t_ns)));
             for (unsigned j = 0; j < 6; j++) {
                 if (!*dump_be_field(d->backend_id, j))
                     continue;
                 fprintf(f, "<td data-v=\"%llu\">", (unsigned long long)r[k].be[j]);
                 if (be_bytes(d->backend_id, j))
-                    fputs(fmt_bytes(a, sizeof a, r[k].be[j]), f);
+                    fputs(htmlfmt_bytes(a, sizeof a, r[k].be[j]), f);
                 else
                     fprintf(f, "%llu", (unsigned long long)r[k].be[j]);
                 fputs("</td>", f);
@@ -1427,8 +1022,8 @@ static void class_chart(FILE *f, const struct input *in, size_t n)
     const double lab_w = 110, right = 130, bar_h = n > 4 ? 6 : n > 2 ? 8 : 11, gap = 2, pad = 8;
     double row_h = (double)n * bar_h + (double)(n - 1) * gap + pad, top = 6, h;
     uint64_t vmax = 0;
-    struct byte_ticks bt;
-    struct scale x;
+    struct htmlfmt_byte_ticks bt;
+    struct htmlfmt_scale x;
     char a[48], b[48];
 
     fputs("<section id=\"classes\">\n<h2>Live bytes by size class</h2>\n<p class=\"lead\">Usable "
@@ -1442,7 +1037,7 @@ static void class_chart(FILE *f, const struct input *in, size_t n)
         for (size_t i = 0; i < n; i++)
             if (in[i].d->cls[pick[k]].live_usable > vmax)
                 vmax = in[i].d->cls[pick[k]].live_usable;
-    byte_ticks(vmax, &bt);
+    htmlfmt_byte_ticks(vmax, &bt);
     x.v0 = 0;
     x.v1 = bt.top;
     x.p0 = lab_w;
@@ -1456,27 +1051,27 @@ static void class_chart(FILE *f, const struct input *in, size_t n)
     fputs("<g class=\"ax\">", f);
     double yb = top + m * row_h;
     for (int i = 0; i <= bt.n; i++) {
-        double px = at(&x, i * bt.step * bt.unit);
+        double px = htmlfmt_at(&x, i * bt.step * bt.unit);
         fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"%s/>", px, px, top - 2, yb,
                 i == 0 ? " class=\"base\"" : "");
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>", px, yb + 16,
-                fmt_tick_bytes(a, sizeof a, &bt, i));
+                htmlfmt_tick_bytes(a, sizeof a, &bt, i));
     }
     fprintf(f, "<text class=\"at\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">live usable bytes (%s)"
                "</text></g>\n", (x.p0 + x.p1) / 2, yb + 34, bt.uname);
     for (int k = 0; k < m; k++) {
         double ry = top + k * row_h;
         fprintf(f, "<text class=\"lab\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", lab_w - 8,
-                ry + (row_h - pad) / 2 + 4.5, class_label(a, sizeof a, pick[k]));
+                ry + (row_h - pad) / 2 + 4.5, htmlfmt_class_label(a, sizeof a, pick[k]));
         for (size_t i = 0; i < n; i++) {
             uint64_t v = in[i].d->cls[pick[k]].live_usable;
-            double by = ry + (double)i * (bar_h + gap), w = at(&x, (double)v) - x.p0;
+            double by = ry + (double)i * (bar_h + gap), w = htmlfmt_at(&x, (double)v) - x.p0;
             if (!v)
                 continue;
             fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
                     x.p0, by, w < 1 ? 1 : w, bar_h, in[i].colour);
-            esc(f, in[i].label);
-            fprintf(f, ", %s: %s live usable</title></rect>", a, fmt_bytes(b, sizeof b, v));
+            htmlfmt_esc(f, in[i].label);
+            fprintf(f, ", %s: %s live usable</title></rect>", a, htmlfmt_bytes(b, sizeof b, v));
             /* every bar's value where bars are tall enough, else the row's largest */
             int biggest = 1;   /* the first input with the row's largest value */
             for (size_t k2 = 0; k2 < n; k2++)
@@ -1485,7 +1080,7 @@ static void class_chart(FILE *f, const struct input *in, size_t n)
             if (bar_h >= 10 || biggest)
                 fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\" font-size=\"%.1f\">%s</text>",
                         x.p0 + (w < 1 ? 1 : w) + 5, bar_h >= 10 ? by + bar_h - 0.5 : ry + (row_h - pad) / 2 + 4,
-                        bar_h >= 10 ? 10.5 : 11.0, fmt_bytes(b, sizeof b, v));
+                        bar_h >= 10 ? 10.5 : 11.0, htmlfmt_bytes(b, sizeof b, v));
             fputc('\n', f);
         }
     }
@@ -1496,7 +1091,7 @@ static void class_chart(FILE *f, const struct input *in, size_t n)
     for (size_t i = 0; i < n; i++) {
         fputs("<th scope=\"col\">", f);
         swatch(f, &in[i]);
-        esc(f, in[i].label);
+        htmlfmt_esc(f, in[i].label);
         fputs(": allocations</th><th scope=\"col\">live</th><th scope=\"col\">live requested</th>"
               "<th scope=\"col\">live usable</th>", f);
     }
@@ -1508,16 +1103,16 @@ static void class_chart(FILE *f, const struct input *in, size_t n)
         if (!any)
             continue;
         fprintf(f, "<tr data-class=\"%u\"><th class=\"l\" scope=\"row\">%s</th>", c,
-                class_label(a, sizeof a, c));
+                htmlfmt_class_label(a, sizeof a, c));
         for (size_t i = 0; i < n; i++) {
             const struct dump_class *k = &in[i].d->cls[c];
             char e[48];
             fprintf(f, "<td data-input=\"%zu\" data-allocs=\"%llu\">%s</td><td data-live-count=\"%llu\">%s</td>",
-                    i, (unsigned long long)k->allocs, fmt_count(a, sizeof a, (double)k->allocs),
-                    (unsigned long long)k->live_count, fmt_count(b, sizeof b, (double)k->live_count));
+                    i, (unsigned long long)k->allocs, htmlfmt_count(a, sizeof a, (double)k->allocs),
+                    (unsigned long long)k->live_count, htmlfmt_count(b, sizeof b, (double)k->live_count));
             fprintf(f, "<td data-live-bytes=\"%llu\">%s</td><td data-live-usable=\"%llu\">%s</td>",
-                    (unsigned long long)k->live_req, fmt_bytes(a, sizeof a, k->live_req),
-                    (unsigned long long)k->live_usable, fmt_bytes(e, sizeof e, k->live_usable));
+                    (unsigned long long)k->live_req, htmlfmt_bytes(a, sizeof a, k->live_req),
+                    (unsigned long long)k->live_usable, htmlfmt_bytes(e, sizeof e, k->live_usable));
         }
         fputs("</tr>\n", f);
     }
@@ -1622,7 +1217,7 @@ static void heat_maps(FILE *f, const struct input *in, size_t n, int ages)
         snprintf(id, sizeof id, "%s%zu", ages ? "age" : "life", i);
         fputs("<figure class=\"panel\">\n<h4>", f);
         swatch(f, &in[i]);
-        esc(f, in[i].label);
+        htmlfmt_esc(f, in[i].label);
         fprintf(f, "</h4>\n");
         svg_open(f, id, w, h, ages ? "Ages of live blocks by size class" : "Lifetimes of freed blocks by size class",
                  in[i].label);
@@ -1633,7 +1228,7 @@ static void heat_maps(FILE *f, const struct input *in, size_t n, int ages)
             fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"v\"/>", px, px,
                     top - 5, top);
             fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>", px, top - 9,
-                    fmt_bucket(a, sizeof a, ticks[t]));
+                    htmlfmt_bucket(a, sizeof a, ticks[t]));
         }
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">blocks</text>", w - 2, top - 9);
         fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f7f8fa\" "
@@ -1643,21 +1238,22 @@ static void heat_maps(FILE *f, const struct input *in, size_t n, int ages)
             const uint64_t *row = heat_row(d, pick[k], ages);
             double ry = top + k * rh;
             fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>", left - 6,
-                    ry + rh - 3, class_label(a, sizeof a, pick[k]));
+                    ry + rh - 3, htmlfmt_class_label(a, sizeof a, pick[k]));
             for (unsigned bk = 0; bk < LIFEBUCKET_COUNT; bk++) {
                 double v = scaled(d, row[bk]);
                 if (!row[bk])
                     continue;
-                heat_colour(col, sizeof col, in[i].colour, vmax > 1 ? log(v) / log(vmax) : 1);
+                htmlfmt_heat_colour(col, sizeof col, in[i].colour,
+                                    vmax > 1 ? log(v) / log(vmax) : 1);
                 fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
                            "<title>%s, %s %s %s: %s</title></rect>",
                         left + bk * cw + 0.5, ry + 0.5, cw - 1, rh - 1, col, a, what,
-                        bk == LIFEBUCKET_LAST ? "" : "\u2264", fmt_bucket(b, sizeof b, bk),
-                        fmt_count(num, sizeof num, v));
+                        bk == LIFEBUCKET_LAST ? "" : "\u2264", htmlfmt_bucket(b, sizeof b, bk),
+                        htmlfmt_count(num, sizeof num, v));
             }
             uint64_t sum = heat_sum(d, pick[k], ages);
             fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", w - 2,
-                    ry + rh - 3, sum ? fmt_count(a, sizeof a, scaled(d, sum)) : "");
+                    ry + rh - 3, sum ? htmlfmt_count(a, sizeof a, scaled(d, sum)) : "");
         }
         /* the colour scale, under the map */
         double ly = top + m * rh + 14, lw = 150;
@@ -1665,13 +1261,13 @@ static void heat_maps(FILE *f, const struct input *in, size_t n, int ages)
                    "(log scale, \u00d74 per column)</text>",
                 left + cw * LIFEBUCKET_COUNT / 2, ly + 10, what);
         for (int s = 0; s < 10; s++) {
-            heat_colour(col, sizeof col, in[i].colour, s / 9.0);
+            htmlfmt_heat_colour(col, sizeof col, in[i].colour, s / 9.0);
             fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"8\" fill=\"%s\"/>",
                     left + s * lw / 10, ly + 22, lw / 10 + 0.3, col);
         }
         fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\">1</text><text class=\"dim\" x=\"%.1f\" "
                    "y=\"%.1f\" text-anchor=\"end\">%s blocks</text>\n",
-                left, ly + 42, left + lw, ly + 42, fmt_count(a, sizeof a, vmax));
+                left, ly + 42, left + lw, ly + 42, htmlfmt_count(a, sizeof a, vmax));
         fputs("</svg>\n</figure>\n", f);
     }
     fputs("</div>\n", f);
@@ -1682,13 +1278,13 @@ static void heat_maps(FILE *f, const struct input *in, size_t n, int ages)
         const struct dump *d = in[i].d;
         fprintf(f, "<table data-input=\"%zu\" data-kind=\"%s\" data-sample=\"%u\">\n<caption>", i,
                 ages ? "age" : "life", d->sample ? d->sample : 1);
-        esc(f, in[i].label);
+        htmlfmt_esc(f, in[i].label);
         fprintf(f, ": %s, estimated blocks per size class and %s (at most)</caption>\n<thead><tr>"
                    "<th class=\"l\" scope=\"col\">usable size</th>",
                 ages ? "live blocks" : "freed blocks", what);
         for (unsigned bk = 0; bk < LIFEBUCKET_COUNT; bk++)
             fprintf(f, "<th scope=\"col\">%s%s</th>", bk == LIFEBUCKET_LAST ? "" : "\u2264",
-                    fmt_bucket(a, sizeof a, bk));
+                    htmlfmt_bucket(a, sizeof a, bk));
         fputs("<th scope=\"col\">all</th></tr></thead>\n<tbody>\n", f);
         for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
             const uint64_t *row = heat_row(d, c, ages);
@@ -1696,15 +1292,15 @@ static void heat_maps(FILE *f, const struct input *in, size_t n, int ages)
             if (!sum)
                 continue;
             fprintf(f, "<tr data-class=\"%u\"><th class=\"l\" scope=\"row\">%s</th>", c,
-                    class_label(a, sizeof a, c));
+                    htmlfmt_class_label(a, sizeof a, c));
             for (unsigned bk = 0; bk < LIFEBUCKET_COUNT; bk++) {
                 if (row[bk])
                     fprintf(f, "<td data-count=\"%llu\">%s</td>", (unsigned long long)row[bk],
-                            fmt_count(a, sizeof a, scaled(d, row[bk])));
+                            htmlfmt_count(a, sizeof a, scaled(d, row[bk])));
                 else
                     fputs("<td></td>", f);
             }
-            fprintf(f, "<td>%s</td></tr>\n", fmt_count(a, sizeof a, scaled(d, sum)));
+            fprintf(f, "<td>%s</td></tr>\n", htmlfmt_count(a, sizeof a, scaled(d, sum)));
         }
         fputs("</tbody>\n</table>\n", f);
     }
@@ -1731,27 +1327,27 @@ static void frame_item(FILE *f, const struct dump *d, const struct dump_frame *f
         snprintf(obj, sizeof obj, "%s", ob);
     fputs("<li>", f);
     if (fr->func) {
-        esc(f, fr->func);
+        htmlfmt_esc(f, fr->func);
         fprintf(f, "+0x%llx", (unsigned long long)fr->func_off);
         if (fr->file) {   /* its base name, the whole path on hover */
             const char *base = strrchr(fr->file, '/');
             fputs(" at <span class=\"src\" title=\"", f);
-            esc(f, fr->file);
+            htmlfmt_esc(f, fr->file);
             fputs("\">", f);
-            esc(f, base && base[1] ? base + 1 : fr->file);
+            htmlfmt_esc(f, base && base[1] ? base + 1 : fr->file);
             fprintf(f, ":%u</span>", fr->line);
         }
         if (ob) {
             fputs(" <span class=\"obj\">", f);
-            esc(f, obj);
+            htmlfmt_esc(f, obj);
             fputs("</span>", f);
         }
     } else if (ob) {
-        esc(f, obj);
+        htmlfmt_esc(f, obj);
         fprintf(f, "+0x%llx", (unsigned long long)fr->obj_off);
         if (fr->note) {
             fputs(" <span class=\"obj\">(", f);
-            esc(f, fr->note);
+            htmlfmt_esc(f, fr->note);
             fputs(")</span>", f);
         }
     } else {
@@ -1788,7 +1384,7 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
     fprintf(f, "<p class=\"lead\">The stacks whose tracked blocks hold the most live bytes, innermost "
                "frame first. Figures are tracked blocks times the sample rate (exact with sample:1); "
                "long-lived: older than %s. The bars share one scale.</p>\n",
-            fmt_bucket(a, sizeof a, o->long_bucket));
+            htmlfmt_bucket(a, sizeof a, o->long_bucket));
     for (size_t i = 0; i < n; i++) {
         cnt[i] = view_rank_stacks(in[i].d, VR_LIVE, o->long_bucket, idx[i], top);
         for (size_t k = 0; k < cnt[i]; k++) {
@@ -1802,7 +1398,7 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
         if (d->stack_depth == 0 || cnt[i] == 0) {
             fputs("<h3>", f);
             swatch(f, &in[i]);
-            esc(f, in[i].label);
+            htmlfmt_esc(f, in[i].label);
             fputs("</h3>\n", f);
         }
         if (d->stack_depth == 0) {
@@ -1816,14 +1412,14 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
             fputs("<p class=\"note warn\">Stacks stopped while the process ran; its stderr says why.</p>\n", f);
         if (d->stacks_dropped)
             fprintf(f, "<p class=\"note warn\">The stack table was full for %s tracked allocations "
-                       "(not shown).</p>\n", fmt_count(a, sizeof a, (double)d->stacks_dropped));
+                       "(not shown).</p>\n", htmlfmt_count(a, sizeof a, (double)d->stacks_dropped));
         if (cnt[i] == 0) {
             fputs("<p class=\"note\">No stack holds live blocks.</p>\n", f);
             continue;
         }
         fprintf(f, "<table class=\"sites\" data-input=\"%zu\" data-kind=\"stacks\">\n<caption>", i);
         swatch(f, &in[i]);
-        esc(f, in[i].label);
+        htmlfmt_esc(f, in[i].label);
         fprintf(f, "<span class=\"note\">: the top %zu of %zu stacks by live bytes</span></caption>\n<thead><tr>"
                    "<th scope=\"col\">#</th><th scope=\"col\">live bytes</th>"
                    "<th scope=\"col\">long-lived</th><th scope=\"col\">blocks</th>"
@@ -1838,14 +1434,15 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
                        "<td class=\"n\">%zu</td><td class=\"n\">%s<span class=\"bar\" style=\"width:%.1fpx;"
                        "background:%s\"></span></td>",
                     s->id, live, (unsigned long long)s->live_req, k + 1,
-                    fmt_bytes(a, sizeof a, (uint64_t)live), vmax > 0 ? 150.0 * live / vmax : 0,
+                    htmlfmt_bytes(a, sizeof a, (uint64_t)live), vmax > 0 ? 150.0 * live / vmax : 0,
                     in[i].colour);
             fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s%s</td>"
                        "<td class=\"n\">%s</td><td class=\"l\"><ol class=\"frames\">\n",
-                    fmt_bytes(b, sizeof b, (uint64_t)older), fmt_count(c, sizeof c, scaled(d, s->live_count)),
+                    htmlfmt_bytes(b, sizeof b, (uint64_t)older),
+                    htmlfmt_count(c, sizeof c, scaled(d, s->live_count)),
                     med < 0 ? "-" : med == LIFEBUCKET_LAST ? "" : "\u2264",
-                    med < 0 ? "" : fmt_bucket(e, sizeof e, (unsigned)med),
-                    fmt_count(a, sizeof a, scaled(d, s->allocs)));
+                    med < 0 ? "" : htmlfmt_bucket(e, sizeof e, (unsigned)med),
+                    htmlfmt_count(a, sizeof a, scaled(d, s->allocs)));
             for (uint32_t j = 0; j < s->depth && s->frame0 + j < d->nframes; j++) {
                 if ((int)j == nframes)
                     fprintf(f, "<li><details><summary>%u more frame%s</summary><ol class=\"frames\">\n",
@@ -1859,8 +1456,8 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
         fputs("</tbody>\n</table>\n", f);
         if (d->nostack_live_count)
             fprintf(f, "<p class=\"note\">%s live tracked blocks (%s) have no stack.</p>\n",
-                    fmt_count(a, sizeof a, (double)d->nostack_live_count),
-                    fmt_bytes(b, sizeof b, d->nostack_live_req));
+                    htmlfmt_count(a, sizeof a, (double)d->nostack_live_count),
+                    htmlfmt_bytes(b, sizeof b, d->nostack_live_req));
     }
     fputs("</section>\n", f);
 }
@@ -1870,6 +1467,7 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
 int html_report(FILE *f, const struct dump *const *d, size_t n, const struct html_opts *o)
 {
     struct input in[HTML_INPUTS_MAX];
+    struct htmlhist hist;
     int rc = 0, any_coarse = 0;
 
     if (n < 1 || n > HTML_INPUTS_MAX)
@@ -1877,10 +1475,14 @@ int html_report(FILE *f, const struct dump *const *d, size_t n, const struct htm
     memset(in, 0, sizeof in);
     for (size_t i = 0; i < n; i++) {
         in[i].d = d[i];
-        in[i].colour = palette[i];
+        in[i].colour = htmlfmt_palette[i];
         in[i].last = dump_last(d[i]);
         in[i].have_a = view_alloc_figures(d[i], in[i].last, &in[i].a);
-        if ((rc = history(&in[i])) != 0)
+        rc = htmlhist_merge(d[i], &hist);
+        in[i].pts = hist.pts;
+        in[i].npts = hist.npts;
+        in[i].nfine = hist.nfine;
+        if (rc != 0)
             goto out;
         any_coarse |= in[i].nfine < in[i].npts;
     }
@@ -1913,7 +1515,7 @@ int html_report(FILE *f, const struct dump *const *d, size_t n, const struct htm
     fprintf(f, "<footer>Made by shimdump %s (mallocshim) from ", PACKAGE_VERSION);
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ", " : "", f);
-        esc(f, d[i]->source);
+        htmlfmt_esc(f, d[i]->source);
     }
     fputs(". One file: no scripts, fonts or images are loaded from anywhere.</footer>\n"
           "</main>\n</body>\n</html>\n", f);
