@@ -1356,20 +1356,6 @@ static void frame_item(FILE *f, const struct dump *d, const struct dump_frame *f
     fputs("</li>\n", f);
 }
 
-/* The median bucket of a histogram, or -1 when it is empty. */
-static int median_bucket(const uint64_t *v)
-{
-    uint64_t sum = 0, acc = 0;
-    for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++)
-        sum += v[b];
-    if (!sum)
-        return -1;
-    for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++)
-        if ((acc += v[b]) * 2 >= sum)
-            return (int)b;
-    return LIFEBUCKET_LAST;
-}
-
 static void call_sites(FILE *f, const struct input *in, size_t n, const struct html_opts *o)
 {
     size_t idx[HTML_INPUTS_MAX][64], cnt[HTML_INPUTS_MAX];
@@ -1429,7 +1415,7 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
         for (size_t k = 0; k < cnt[i]; k++) {
             const struct dump_stack *s = &d->stacks[idx[i][k]];
             double live = scaled(d, s->live_req), older = scaled(d, dump_stack_older(s, o->long_bucket));
-            int med = median_bucket(s->age_count);
+            int med = view_median_bucket(s->age_count);
             fprintf(f, "<tr data-stack=\"%u\" data-live-bytes=\"%.0f\" data-tracked-live-bytes=\"%llu\">"
                        "<td class=\"n\">%zu</td><td class=\"n\">%s<span class=\"bar\" style=\"width:%.1fpx;"
                        "background:%s\"></span></td>",

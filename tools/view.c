@@ -586,8 +586,7 @@ size_t view_rank_stacks(const struct dump *d, enum view_rank rank, unsigned long
     return n;
 }
 
-/* The bucket below which half of the counts in v[] lie, or -1 when empty. */
-static int median_bucket(const uint64_t *v)
+int view_median_bucket(const uint64_t *v)
 {
     uint64_t sum = 0, acc = 0;
     for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++)
@@ -731,7 +730,7 @@ static void stack_ranking(FILE *f, const struct dump *d, const struct view_opts 
                     on(o, BOLD), i + 1, on(o, OFF), a,
                     view_bytes(b, sizeof b, up > 0 ? (uint64_t)((double)s->req_bytes * (double)scale / up) : 0),
                     view_bytes(c, sizeof c, s->allocs ? s->req_bytes / s->allocs : 0),
-                    bucket_str(e, sizeof e, median_bucket(s->life)),
+                    bucket_str(e, sizeof e, view_median_bucket(s->life)),
                     count_str(g, sizeof g, s->live_count * scale));
         } else {
             uint64_t v = r == VR_LIVE ? s->live_req : dump_stack_older(s, o->long_bucket);
@@ -740,7 +739,7 @@ static void stack_ranking(FILE *f, const struct dump *d, const struct view_opts 
                     on(o, BOLD), i + 1, on(o, OFF), view_bytes(a, sizeof a, v * scale),
                     count_str(b, sizeof b, s->live_count * scale),
                     view_bytes(c, sizeof c, s->live_count ? s->live_req / s->live_count : 0),
-                    bucket_str(e, sizeof e, median_bucket(s->age_count)),
+                    bucket_str(e, sizeof e, view_median_bucket(s->age_count)),
                     count_str(g, sizeof g, s->allocs * scale));
         }
         stack_frames(f, d, s, o, nframes);

@@ -64,6 +64,10 @@ int view_alloc_figures(const struct dump *d, const struct dump_sample *s, struct
  * Returns dst. */
 char *view_class_label(char *dst, size_t cap, unsigned c);
 
+/* The lifetime bucket below which half of the counts in v[LIFEBUCKET_COUNT]
+ * lie, or -1 when they are all 0. */
+int view_median_bucket(const uint64_t *v);
+
 /* Formats bytes as "512 B", "16.0 KiB", "1.02 GiB". Returns dst. */
 char *view_bytes(char *dst, size_t cap, uint64_t v);
 
