@@ -36,12 +36,14 @@ size_t dispatch_pagesize = 4096;
 static const struct backend_ops boot_ops;
 const struct backend_ops *dispatch_ops = &boot_ops;
 
-/* record's way back to plain forwarding, for a fork child that cannot
- * have a segment of its own: the backend's table, stored as init stores
- * it. Runs in the child's fork handler: it must not allocate or lock. */
-static void forward_plain(const struct backend_ops *backend)
+/* record's way to change the active table, stored as init stores it:
+ * back to plain forwarding (the backend's table) for a fork child that
+ * cannot have a segment of its own, where it runs in the child's fork
+ * handler and must not allocate or lock; and a capture's table in and out
+ * (capture.h), from the sampler thread. */
+static void set_table(const struct backend_ops *table)
 {
-    __atomic_store_n(&dispatch_ops, backend, __ATOMIC_RELEASE);
+    __atomic_store_n(&dispatch_ops, table, __ATOMIC_RELEASE);
 }
 
 static void warn_line(void *ctx, const char *msg)
@@ -106,7 +108,7 @@ int dispatch_init(void)
     const char *segment = "none";
     if (conf.record) {
         const struct backend_ops *rec;
-        if (record_start(&conf, ops, forward_plain, &rec) == 0) {
+        if (record_start(&conf, ops, set_table, &rec) == 0) {
             ops = rec;
             segment = record_path();
         }

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "capture.h"
 #include "debug.h"
 #include "fmt.h"
 #include "log.h"
@@ -208,6 +209,7 @@ static void fork_child_segment(void)
  * not the parent's). */
 static void fork_child(void)
 {
+    capture_fork_child();   /* first: the segment's own may go to plain forwarding */
     fork_child_segment();
     stack_fork_done(1);
 }
@@ -221,6 +223,7 @@ __attribute__((destructor)) static void record_exit(void)
     struct stat st;
     if (!seg || seg->pid != (uint32_t)getpid())
         return;
+    capture_exit();   /* a capture under way gets its trailer */
     __atomic_fetch_or(&seg->flags, SEG_F_FINISHED, __ATOMIC_RELAXED);
     /* Under copy_mu, so that no name is given (publish) nor rewrite made
      * after this; unless the lock is not had in 2 s. */
@@ -394,6 +397,7 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 
     const struct backend_ops *rec = rec_ops_init(backend);
+    capture_init(c, rec, forward);
 
     /* The header is complete: make it findable. */
     __atomic_store_n(&seg->magic, SEG_MAGIC, __ATOMIC_RELEASE);

@@ -141,6 +141,12 @@ struct rec_thread {
     uint64_t ev_next, ev_end; /* event numbers claimed and not yet used */
     uint32_t tid;
     int state;
+    /* capture.c's: the thread's slot in the capture of epoch cap_epoch (or
+     * NULL), and cap_off: 1 while the shim allocates for itself in a
+     * program thread (as_shim), 2 in the sampler thread: never captured. */
+    struct cap_slot *cap;
+    uint32_t cap_epoch;
+    int cap_off;
 };
 extern __thread struct rec_thread rt __attribute__((tls_model("initial-exec")));
 

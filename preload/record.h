@@ -2,7 +2,7 @@
  * tracks a sample of them for lifetimes, and keeps the time series. It sits
  * on the dispatch path as a table of operations that wraps the backend's,
  * and knows nothing of dispatch itself: the one thing it needs of it, a way
- * back to plain forwarding, is given to record_start. Its files share
+ * to change the active table, is given to record_start. Its files share
  * rec.h. */
 #ifndef MALLOCSHIM_RECORD_H
 #define MALLOCSHIM_RECORD_H
@@ -16,10 +16,11 @@
  * table that wraps `backend`. Called once by the initializing thread, before
  * the first block is handed out. Returns 0, or an errno value after one line
  * on stderr; then the caller keeps `backend` and nothing is recorded.
- * `forward` (not NULL) switches the process to plain forwarding to the table
- * it is given (`backend`): record calls it at most once, in a fork child
- * that cannot have a segment of its own, from the child's fork handler, so
- * it must not allocate or take a lock. */
+ * `forward` (not NULL) makes the table it is given the active one: record
+ * calls it in a fork child that cannot have a segment of its own (with
+ * `backend`: plain forwarding), from the child's fork handler, so it must
+ * not allocate or take a lock; and to swap a capture's table in and out
+ * (capture.h). */
 int record_start(const struct conf *c, const struct backend_ops *backend,
                  void (*forward)(const struct backend_ops *backend),
                  const struct backend_ops **ops);

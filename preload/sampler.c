@@ -14,6 +14,7 @@
 #include <string.h>
 #include <linux/futex.h>
 
+#include "capture.h"
 #include "debug.h"
 #include "log.h"
 #include "seg.h"
@@ -251,13 +252,16 @@ static int as_shim(int (*fn)(void *), void *arg)
     struct seg_counters *cls = rt.cls;
     struct seg_tracked *trk = rt.trk;
     long countdown = rt.countdown;
+    int cap_off = rt.cap_off;
     rt.cls = shim_own.cls;
     rt.trk = shim_own.trk;
     rt.countdown = LONG_MAX;
+    rt.cap_off = 1;
     int r = fn(arg);
     rt.cls = cls;
     rt.trk = trk;
     rt.countdown = countdown;
+    rt.cap_off = cap_off;
     return r;
 }
 
@@ -276,19 +280,28 @@ static void sampler_wait(const struct timespec *until, int seen)
 #define SAMPLER_LOOK_NS 100000000L
 
 /* Sleeps until `next` (absolute), looking at the thread count every
- * SAMPLER_LOOK_NS. Returns 1 to go on, 0 when the sampler must end: asked
- * to (S_STOP), or alone in the process, where it takes S_STOP itself. */
+ * SAMPLER_LOOK_NS, and for shimdump's capture requests (capture.c); while
+ * a capture runs, writing its buffers as they fill. Returns 1 to go on, 0
+ * when the sampler must end: asked to (S_STOP), or alone in the process,
+ * where it takes S_STOP itself; a capture under way is then finished. */
 static int sampler_sleep(const struct timespec *next)
 {
     for (;;) {
         struct timespec now, until;
         int st = __atomic_load_n(&sampler_state, __ATOMIC_ACQUIRE);
-        if (st == S_STOP)
+        if (st == S_STOP || (st == S_RUN && program_threads() <= 0 &&
+                             __atomic_compare_exchange_n(&sampler_state, &st, S_STOP, 0,
+                                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))) {
+            capture_end_sampler();
             return 0;
-        if (st == S_RUN && program_threads() <= 0 &&
-            __atomic_compare_exchange_n(&sampler_state, &st, S_STOP, 0, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_RELAXED))
-            return 0;
+        }
+        if (capture_active()) {
+            capture_tick();
+        } else {
+            capture_poll();
+            if (capture_active())
+                continue;
+        }
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (now.tv_sec > next->tv_sec || (now.tv_sec == next->tv_sec && now.tv_nsec >= next->tv_nsec))
             return 1;
@@ -300,7 +313,10 @@ static int sampler_sleep(const struct timespec *next)
         }
         if (until.tv_sec > next->tv_sec || (until.tv_sec == next->tv_sec && until.tv_nsec > next->tv_nsec))
             until = *next;
-        sampler_wait(&until, st);
+        if (capture_active())
+            capture_wait(&until);   /* a millisecond at most, or a full buffer */
+        else
+            sampler_wait(&until, st);
     }
 }
 
@@ -327,6 +343,8 @@ static void *sampler_main(void *arg)
     rt.trk = sampler_own.trk;
     rt.state = T_LIVE;
     rt.countdown = LONG_MAX;
+    rt.cap_off = 2;
+    capture_listen();
     /* The first pass waits min(interval, 200 ms). Run at once, on the CPU
      * of the thread that created it (a program's allocating thread), it
      * kept that thread off its CPU for 2-5 ms in about one start in three

@@ -66,6 +66,10 @@ static const struct key keys[] = {
     { "history", CONF_K_HISTORY, KIND_HISTORY, 0, 0, 0,
       "off, or up to 3 tiers STEPxPOINTS joined by '/', each STEP 2..1000000 samples a point "
       "and greater than the one before, POINTS 2..1048576 (e.g. 10x8640/60x10080)" },
+    { "capture", CONF_K_CAPTURE, KIND_BOOL, 0, 1, F(capture),
+      "on or off" },
+    { "capture_max", CONF_K_CAPTURE_MAX, KIND_SIZE, 1L << 20, 1L << 40, F(capture_max),
+      "a size 1m..1024g, with an optional k, m or g suffix" },
 };
 
 static const char *const backend_names[] = { "glibc", "jemalloc", "tcmalloc" };
@@ -111,6 +115,8 @@ void conf_defaults(struct conf *c)
     c->slots = CONF_SLOTS_DEFAULT;
     c->counter_slots = CONF_COUNTER_SLOTS_DEFAULT;
     c->stacks = CONF_STACKS_DEFAULT;
+    c->capture = 1;
+    c->capture_max = CONF_CAPTURE_MAX_DEFAULT;
     c->history_n = 2;
     c->history_step[0] = SEG_TIER1_STEP_DEFAULT;
     c->history_points[0] = SEG_TIER1_POINTS_DEFAULT;

@@ -2,6 +2,8 @@
  * terminal, without stopping, signalling or tracing the process. */
 #include "config.h"
 
+#include "capctl.h"
+#include "capreq.h"
 #include "conf.h"
 #include "dump.h"
 #include "dumpmap.h"
@@ -29,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum mode { M_VIEW, M_LIST, M_WATCH, M_EVENTS, M_JSON, M_PROM, M_DIFF, M_CLEAN, M_HTML };
+enum mode { M_VIEW, M_LIST, M_WATCH, M_EVENTS, M_JSON, M_PROM, M_DIFF, M_CLEAN, M_HTML, M_CAPTURE };
 
 static struct {
     enum mode mode;
@@ -44,7 +46,9 @@ static struct {
     int top, frames;
     uint64_t min_age_ns;
     uint64_t since_ns;
-} opt = { M_VIEW, "", 2.0, 20, 1, 0, -1, 0, 0, 5, 6, 1000000000ull, 0 };
+    unsigned capture_s;   /* --capture */
+    const char *output;   /* --output */
+} opt = { M_VIEW, "", 2.0, 20, 1, 0, -1, 0, 0, 5, 6, 1000000000ull, 0, 0, NULL };
 
 static volatile sig_atomic_t stop;
 
@@ -1134,6 +1138,11 @@ static void usage(FILE *f)
           "      --html INPUT...         one self-contained HTML page (to stdout) of up to 8\n"
           "                              pids or files side by side: charts and their tables\n"
           "      --clean                 remove your segments of processes that are gone\n"
+          "      --capture=SECONDS PID   record every malloc-family and new/delete call of\n"
+          "                              PID for SECONDS (1..86400) into a trace file, for\n"
+          "                              shimreplay; the owner of PID or root only\n"
+          "  -o, --output=FILE           the trace's file (created, mode 0600; default\n"
+          "                              mallocshim-PID-DATE-TIME.trace here)\n"
           "  -s, --stacks                the call sites: top stacks by live bytes, by\n"
           "                              long-lived bytes and by allocation rate (with -j:\n"
           "                              as JSON)\n"
@@ -1157,7 +1166,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     enum { O_NOFOLLOW_EV = 256, O_CLEAN, O_DIR, O_ASCII, O_COLOR, O_NOCOLOR, O_TOP, O_FRAMES,
-           O_MINAGE, O_SCHEMA, O_SINCE, O_HTML };
+           O_MINAGE, O_SCHEMA, O_SINCE, O_HTML, O_CAPTURE };
     static const struct option longopts[] = {
         { "list", no_argument, NULL, 'l' },
         { "watch", optional_argument, NULL, 'w' },
@@ -1169,6 +1178,8 @@ int main(int argc, char **argv)
         { "diff", no_argument, NULL, 'd' },
         { "html", no_argument, NULL, O_HTML },
         { "clean", no_argument, NULL, O_CLEAN },
+        { "capture", required_argument, NULL, O_CAPTURE },
+        { "output", required_argument, NULL, 'o' },
         { "all", no_argument, NULL, 'a' },
         { "stacks", no_argument, NULL, 's' },
         { "top", required_argument, NULL, O_TOP },
@@ -1187,7 +1198,7 @@ int main(int argc, char **argv)
     char *end;
 
     opterr = 0;   /* our own one-line message */
-    while ((c = getopt_long(argc, argv, "lw::e::jpdashV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "lw::e::jpdasho:V", longopts, NULL)) != -1) {
         switch (c) {
         case 'l': opt.mode = M_LIST; modes++; break;
         case 'w':
@@ -1214,6 +1225,17 @@ int main(int argc, char **argv)
         case 'd': opt.mode = M_DIFF; modes++; break;
         case O_HTML: opt.mode = M_HTML; modes++; break;
         case O_CLEAN: opt.mode = M_CLEAN; modes++; break;
+        case O_CAPTURE: {
+            long v = strtol(optarg, &end, 10);
+            if (*end || end == optarg || v < 1 || v > CAPCTL_SECONDS_MAX)
+                return err(DX_USAGE, "--capture=%s: give seconds from 1 to %u", optarg,
+                           CAPCTL_SECONDS_MAX);
+            opt.mode = M_CAPTURE;
+            opt.capture_s = (unsigned)v;
+            modes++;
+            break;
+        }
+        case 'o': opt.output = optarg; break;
         case 'a': opt.all = 1; break;
         case 's': opt.stacks = 1; break;
         case O_TOP:
@@ -1262,7 +1284,9 @@ int main(int argc, char **argv)
     }
     if (modes > 1)
         return err(DX_USAGE, "choose one of --list, --watch, --events, --json, --prometheus, "
-                             "--diff, --html and --clean");
+                             "--diff, --html, --clean and --capture");
+    if (opt.output && opt.mode != M_CAPTURE)
+        return err(DX_USAGE, "--output goes with --capture");
     find_dir();
     signal(SIGINT, on_stop);
     signal(SIGTERM, on_stop);
@@ -1288,6 +1312,10 @@ int main(int argc, char **argv)
         if (nargs < 1 || nargs > HTML_INPUTS_MAX)
             return err(DX_USAGE, "--html takes 1 to %d pids or files", HTML_INPUTS_MAX);
         return do_html(args, nargs);
+    case M_CAPTURE:
+        if (nargs != 1 || !is_pid(args[0]))
+            return err(DX_USAGE, "--capture takes one PID");
+        return capreq_run(strtol(args[0], NULL, 10), opt.capture_s, opt.output, &stop);
     case M_VIEW:
         if (nargs == 0)
             return do_list();

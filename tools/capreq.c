@@ -1,0 +1,282 @@
+/* capreq: shimdump --capture. Creates the trace file, hands it to the
+ * process over its capture socket (src/capctl.h), and reports. */
+#include "config.h"
+
+#include "capreq.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capctl.h"
+#include "dump.h"
+#include "view.h"
+
+static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    fputs("shimdump: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return code;
+}
+
+/* The process's command, or "?". */
+static void comm_of(long pid, char *buf, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+    FILE *f = fopen(path, "re");
+    snprintf(buf, cap, "?");
+    if (f) {
+        if (fgets(buf, (int)cap, f))
+            buf[strcspn(buf, "\n")] = '\0';
+        fclose(f);
+    }
+}
+
+/* Connects to pid's capture socket, entering its network namespace where
+ * it is another (root only). Returns the socket, or -1 after saying why. */
+static int connect_to(long pid, int *code)
+{
+    struct sockaddr_un a;
+    struct stat mine, theirs;
+    char path[64];
+
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    int len = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, CAPCTL_NAME, (unsigned)pid);
+    socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len);
+    snprintf(path, sizeof path, "/proc/%ld/ns/net", pid);
+    if (stat("/proc/self/ns/net", &mine) == 0 && stat(path, &theirs) == 0 &&
+        (mine.st_ino != theirs.st_ino || mine.st_dev != theirs.st_dev)) {
+        int ns = open(path, O_RDONLY | O_CLOEXEC);
+        if (ns < 0 || setns(ns, CLONE_NEWNET) != 0) {
+            int e = errno;
+            if (ns >= 0)
+                close(ns);
+            *code = e == EPERM || e == EACCES ? DX_PERM : DX_SYS;
+            fail(0, "pid %ld is in another network namespace, and entering it failed (%s): run "
+                 "shimdump as root, or inside it (nsenter -t %ld -n shimdump ...)",
+                 pid, strerror(e), pid);
+            return -1;
+        }
+        close(ns);
+    }
+    int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (s < 0) {
+        *code = DX_SYS;
+        fail(0, "socket: %s", strerror(errno));
+        return -1;
+    }
+    if (connect(s, (struct sockaddr *)&a, alen) != 0) {
+        int e = errno;
+        close(s);
+        *code = DX_NOTFOUND;
+        if (e == ECONNREFUSED || e == ENOENT)
+            fail(0, "pid %ld takes no capture: it does not run under libmallocshim.so with "
+                 "record and capture on, its sampler has not started (no block tracked yet), or "
+                 "its libmallocshim.so predates --capture", pid);
+        else
+            fail(0, "cannot reach pid %ld's capture socket: %s", pid, strerror(e));
+        return -1;
+    }
+    /* The listener must be the process named: another pid namespace that
+     * shares this network namespace may have a process of the same pid. */
+    struct ucred cred;
+    socklen_t cl = sizeof cred;
+    if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 && cred.pid != (pid_t)pid) {
+        close(s);
+        *code = DX_NOTFOUND;
+        fail(0, "the capture socket named for pid %ld is another process's (pid %d here): a "
+             "process in another pid namespace; run shimdump in the namespace of pid %ld",
+             pid, (int)cred.pid, pid);
+        return -1;
+    }
+    return s;
+}
+
+/* Sends the request with fd attached. */
+static int send_start(int s, int fd, unsigned seconds)
+{
+    struct capctl_msg m;
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    struct iovec iov = { &m, sizeof m };
+    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                         .msg_controllen = sizeof ctl.buf };
+    memset(&m, 0, sizeof m);
+    memset(&ctl, 0, sizeof ctl);
+    m.magic = CAPCTL_MAGIC;
+    m.version = CAPCTL_VERSION;
+    m.kind = CAPCTL_START;
+    m.seconds = seconds;
+    struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_RIGHTS;
+    h->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(h), &fd, sizeof fd);
+    return sendmsg(s, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof m ? 0 : -1;
+}
+
+/* Waits up to ms for one message; returns 1 (got), 0 (nothing yet), -1
+ * (the process closed the connection, or a bad message). */
+static int receive(int s, struct capctl_msg *m, int ms)
+{
+    struct pollfd pf = { s, POLLIN, 0 };
+    int r = poll(&pf, 1, ms);
+    if (r <= 0)
+        return 0;
+    ssize_t n = recv(s, m, sizeof *m, 0);
+    if (n < 0 && errno == EINTR)
+        return 0;
+    if (n != (ssize_t)sizeof *m || m->magic != CAPCTL_MAGIC || m->version != CAPCTL_VERSION)
+        return -1;
+    m->text[sizeof m->text - 1] = '\0';
+    return 1;
+}
+
+static void progress(FILE *f, const struct capctl_msg *m, const char *comm, long pid)
+{
+    char b[32];
+    fprintf(f, "\rcapturing pid %ld (%s): %.1f of %u s, %llu events, %s, %u threads, %llu "
+            "dropped\033[K", pid, comm, (double)m->elapsed_ns / 1e9, m->seconds,
+            (unsigned long long)m->events, view_bytes(b, sizeof b, m->bytes), m->threads,
+            (unsigned long long)m->dropped);
+    fflush(f);
+}
+
+int capreq_run(long pid, unsigned seconds, const char *output, volatile sig_atomic_t *stop)
+{
+    char path[4096], comm[64], when[32], b1[32], b2[32];
+    struct stat st;
+    int code = DX_SYS;
+
+    snprintf(path, sizeof path, "/proc/%ld", pid);
+    if (stat(path, &st) != 0)
+        return fail(DX_NOTFOUND, "no process %ld", pid);
+    comm_of(pid, comm, sizeof comm);
+    if (!output) {
+        time_t t = time(NULL);
+        strftime(when, sizeof when, "%Y%m%d-%H%M%S", localtime(&t));
+        snprintf(path, sizeof path, "mallocshim-%ld-%s.trace", pid, when);
+        output = path;
+    }
+    int fd = open(output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return fail(errno == EACCES || errno == EPERM ? DX_PERM : errno == EEXIST ? DX_USAGE : DX_SYS,
+                    "%s: %s%s", output, strerror(errno),
+                    errno == EEXIST ? " (never written over: give another --output)" : "");
+    /* from here on, a failure before the capture starts removes the file */
+    int s = connect_to(pid, &code);
+    if (s < 0)
+        goto gone;
+    if (send_start(s, fd, seconds) != 0) {
+        fail(0, "cannot send the request to pid %ld: %s", pid, strerror(errno));
+        goto gone_s;
+    }
+    struct capctl_msg m;
+    int r = 0;
+    for (int waited = 0; r == 0 && waited < 100 && !*stop; waited++)
+        r = receive(s, &m, 100);
+    if (r <= 0) {
+        fail(0, r < 0 ? "pid %ld closed the connection without an answer" :
+                "pid %ld did not answer in 10 s", pid);
+        goto gone_s;
+    }
+    if (m.kind == CAPCTL_REFUSED) {
+        code = m.err == EPERM ? DX_PERM : DX_SYS;
+        fail(0, "pid %ld refused the capture: %s", pid, m.text);
+        goto gone_s;
+    }
+    if (m.kind != CAPCTL_STARTED) {
+        fail(0, "pid %ld answered with message %u, not a start", pid, m.kind);
+        goto gone_s;
+    }
+    close(fd);   /* the process writes it */
+    int tty = isatty(2);
+    fprintf(stderr, "shimdump: capturing pid %ld (%s) for %u s into %s; starting heap %llu "
+            "blocks, %s%s\n", pid, comm, seconds, output, (unsigned long long)m.start_blocks,
+            view_bytes(b1, sizeof b1, m.start_bytes), tty ? "; ^C ends it early" : "");
+    int asked = 0, answered = 0;
+    uint64_t asked_at = 0;
+    for (;;) {
+        if (*stop && !asked) {
+            struct capctl_msg q;
+            memset(&q, 0, sizeof q);
+            q.magic = CAPCTL_MAGIC;
+            q.version = CAPCTL_VERSION;
+            q.kind = CAPCTL_STOP;
+            send(s, &q, sizeof q, MSG_NOSIGNAL);
+            asked = 1;
+        }
+        struct capctl_msg p;
+        r = receive(s, &p, 250);
+        if (asked && r == 0 && ++asked_at > 40)
+            break;   /* 10 s after asking */
+        if (r < 0)
+            break;
+        if (r == 0)
+            continue;
+        if (p.kind == CAPCTL_PROGRESS) {
+            if (tty)
+                progress(stderr, &p, comm, pid);
+            continue;
+        }
+        if (p.kind == CAPCTL_DONE) {
+            m = p;
+            answered = 1;
+            break;
+        }
+    }
+    close(s);
+    if (tty)
+        fputs("\r\033[K", stderr);
+    if (!answered)
+        return fail(DX_SYS, "pid %ld ended, or stopped answering, before the capture's end: %s "
+                    "may lack its end (shimreplay says so)", pid, output);
+    if (m.end == CAPCTL_END_ERROR)
+        return fail(DX_SYS, "pid %ld: %s; %s is incomplete", pid, m.text, output);
+    static const char *const why[] = {
+        [CAPCTL_END_TIME] = "",
+        [CAPCTL_END_SIZE] = " (stopped at the size limit, the config key capture_max)",
+        [CAPCTL_END_ASKED] = " (stopped early, as asked)",
+        [CAPCTL_END_EXIT] = " (the process was exiting)",
+    };
+    double secs = (double)m.elapsed_ns / 1e9;
+    printf("%s: %llu events of %u threads in %.1f s%s; %s (%s/s); starting heap %llu blocks, %s\n",
+           output, (unsigned long long)m.events, m.threads, secs,
+           m.end < sizeof why / sizeof why[0] && why[m.end] ? why[m.end] : "",
+           view_bytes(b1, sizeof b1, m.bytes),
+           view_bytes(b2, sizeof b2, secs > 0 ? (uint64_t)((double)m.bytes / secs) : 0),
+           (unsigned long long)m.start_blocks, view_bytes(when, sizeof when, m.start_bytes));
+    if (m.dropped)
+        printf("%s: %llu events dropped (%.2f%%): threads filled their buffers faster than "
+               "they were written; the replay treats what they freed as blocks from before\n",
+               output, (unsigned long long)m.dropped,
+               100.0 * (double)m.dropped / (double)(m.dropped + m.events));
+    printf("replay it under every allocator: shimreplay --all %s\n", output);
+    return DX_OK;
+
+gone_s:
+    close(s);
+gone:
+    close(fd);
+    unlink(output);
+    return code;
+}
