@@ -15,6 +15,9 @@
 
 #include "fmt.h"
 
+static int bad(char *why, size_t whylen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* ---- The op table ---- */
 
 static const struct {
@@ -78,17 +81,74 @@ uint64_t trace_sum64(const void *p, size_t n)
 #define LEVEL_MIN 1
 #define LEVEL_MAX 19
 
+/* The compressor's functions the writer calls. The tools link libzstd;
+ * the preload (TRACE_ZSTD_DLOPEN) has no link to it and loads it at its
+ * first capture, RTLD_LOCAL | RTLD_DEEPBIND: a process may carry another
+ * zstd of its own (RocksDB links one in, and a program linked -rdynamic
+ * exports it), whose ZSTD_initStaticCCtx and friends (ZSTD_STATIC_LINKING_
+ * ONLY: no stable ABI) must never serve our calls, nor theirs ours. With a
+ * static context these functions allocate nothing. */
+static struct {
+    size_t (*estimate)(int);
+    ZSTD_CCtx *(*init_static)(void *, size_t);
+    unsigned (*is_error)(size_t);
+    size_t (*set_parameter)(ZSTD_CCtx *, ZSTD_cParameter, int);
+    size_t (*compress2)(ZSTD_CCtx *, void *, size_t, const void *, size_t);
+    size_t (*bound)(size_t);
+} zf;
+
+#ifdef TRACE_ZSTD_DLOPEN
+#include <dlfcn.h>
+
+int trace_writer_load(char *why, size_t whylen)
+{
+    static const char *const names[] = {
+        "ZSTD_estimateCCtxSize", "ZSTD_initStaticCCtx", "ZSTD_isError",
+        "ZSTD_CCtx_setParameter", "ZSTD_compress2", "ZSTD_compressBound",
+    };
+    void *fn[sizeof names / sizeof names[0]];
+    if (__atomic_load_n(&zf.bound, __ATOMIC_ACQUIRE))
+        return 0;
+    void *h = dlopen("libzstd.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (!h)
+        return bad(why, whylen, ENOENT, "cannot load libzstd.so.1: %s", dlerror());
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!(fn[i] = dlsym(h, names[i])))
+            return bad(why, whylen, ENOENT, "libzstd.so.1 lacks %s", names[i]);
+    zf.estimate = (size_t (*)(int))fn[0];
+    zf.init_static = (ZSTD_CCtx * (*)(void *, size_t)) fn[1];
+    zf.is_error = (unsigned (*)(size_t))fn[2];
+    zf.set_parameter = (size_t (*)(ZSTD_CCtx *, ZSTD_cParameter, int))fn[3];
+    zf.compress2 = (size_t (*)(ZSTD_CCtx *, void *, size_t, const void *, size_t))fn[4];
+    __atomic_store_n(&zf.bound, (size_t (*)(size_t))fn[5], __ATOMIC_RELEASE);
+    return 0;   /* the library stays loaded: the functions are kept */
+}
+#else
+int trace_writer_load(char *why, size_t whylen)
+{
+    (void)why;
+    (void)whylen;
+    zf.estimate = ZSTD_estimateCCtxSize;
+    zf.init_static = ZSTD_initStaticCCtx;
+    zf.is_error = ZSTD_isError;
+    zf.set_parameter = ZSTD_CCtx_setParameter;
+    zf.compress2 = ZSTD_compress2;
+    __atomic_store_n(&zf.bound, ZSTD_compressBound, __ATOMIC_RELEASE);
+    return 0;
+}
+#endif
+
 static size_t cctx_size(int level)
 {
-    return (ZSTD_estimateCCtxSize(level) + 63) & ~(size_t)63;
+    return (zf.estimate(level) + 63) & ~(size_t)63;
 }
 
 size_t trace_writer_workspace(uint32_t chunk_events, int level)
 {
     if (chunk_events < 1 || chunk_events > TRACE_CHUNK_EVENTS_MAX || level < LEVEL_MIN ||
-        level > LEVEL_MAX)
+        level > LEVEL_MAX || trace_writer_load(NULL, 0) != 0)
         return 0;
-    return cctx_size(level) + ZSTD_compressBound((size_t)chunk_events * sizeof(struct trace_event));
+    return cctx_size(level) + zf.bound((size_t)chunk_events * sizeof(struct trace_event));
 }
 
 /* Writes iov[0..n) at offset off, whole: retries short writes and EINTR. */
@@ -129,10 +189,10 @@ int trace_writer_begin(struct trace_writer *w, int fd, struct trace_header *h,
     if (!need || ws_len < need || ((uintptr_t)ws & 7) || fd < 0)
         return EINVAL;
     cs = cctx_size(level);
-    cctx = ZSTD_initStaticCCtx(ws, cs);
-    if (!cctx || ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1)))
+    cctx = zf.init_static(ws, cs);
+    if (!cctx || zf.is_error(zf.set_parameter(cctx, ZSTD_c_compressionLevel, level)) ||
+        zf.is_error(zf.set_parameter(cctx, ZSTD_c_checksumFlag, 1)) ||
+        zf.is_error(zf.set_parameter(cctx, ZSTD_c_contentSizeFlag, 1)))
         return EINVAL;
     memset(w, 0, sizeof *w);
     w->fd = fd;
@@ -170,8 +230,8 @@ int trace_writer_chunk(struct trace_writer *w, uint32_t tid, const struct trace_
 
     if (n < 1 || n > w->chunk_events_max || !ev)
         return EINVAL;
-    csize = ZSTD_compress2(w->cctx, w->out, w->out_cap, ev, (size_t)n * sizeof *ev);
-    if (ZSTD_isError(csize) || csize > UINT32_MAX)
+    csize = zf.compress2(w->cctx, w->out, w->out_cap, ev, (size_t)n * sizeof *ev);
+    if (zf.is_error(csize) || csize > UINT32_MAX)
         return EIO;
     c.magic = TRACE_CHUNK_MAGIC;
     c.tid = tid;
@@ -215,8 +275,9 @@ int trace_writer_end(struct trace_writer *w, uint64_t dropped, uint64_t end_ns)
 
 /* ---- Checking ---- */
 
-static int bad(char *why, size_t whylen, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* (bad() is shared; the rest is the readers', which the preload, with no
+ * link to libzstd, does not build.) */
+
 static int bad(char *why, size_t whylen, int rc, const char *fmt, ...)
 {
     va_list ap;
@@ -227,6 +288,7 @@ static int bad(char *why, size_t whylen, int rc, const char *fmt, ...)
     return rc;
 }
 
+#ifndef TRACE_ZSTD_DLOPEN
 static int terminated(const char *s, size_t n)
 {
     return memchr(s, '\0', n) != NULL;
@@ -381,3 +443,4 @@ int trace_decode_chunk(void *dctx, const struct trace_chunk *c, const void *fram
                        (unsigned long long)c->seq, i, ewhy);
     return 0;
 }
+#endif /* TRACE_ZSTD_DLOPEN */

@@ -227,10 +227,17 @@ struct trace_writer {
     size_t out_cap;
 };
 
+/* Makes the compressor's functions ready: in the preload, loads
+ * libzstd.so.1 on its own (see trace.c); elsewhere, the linked one.
+ * Returns 0, or ENOENT with why set. Idempotent; trace_writer_workspace
+ * calls it. */
+int trace_writer_load(char *why, size_t whylen);
+
 /* The workspace (bytes, 8-byte aligned) that a writer of chunks of up to
  * chunk_events events at zstd level `level` needs: the compressor and one
  * frame's buffer. 0 when the arguments are out of range (chunk_events
- * 1..TRACE_CHUNK_EVENTS_MAX, level 1..19). */
+ * 1..TRACE_CHUNK_EVENTS_MAX, level 1..19), or when the compressor cannot
+ * be loaded. */
 size_t trace_writer_workspace(uint32_t chunk_events, int level);
 
 /* Starts a trace on fd (a file open for writing, written from offset 0

@@ -65,8 +65,14 @@ ok $? "exported symbols are exactly the malloc family, C++ operators, mallocshim
 ! nm -D "$SHIM" | grep -Eq 'msje_|je_|mallctl|mallocx'
 ok $? "nothing of the embedded jemalloc is exported"
 
-! readelf -d "$SHIM" | grep -q 'NEEDED.*\(jemalloc\|tcmalloc\|stdc++\)'
-ok $? "no allocator and no C++ runtime is a load-time dependency"
+! readelf -d "$SHIM" | grep -q 'NEEDED.*\(jemalloc\|tcmalloc\|stdc++\|zstd\)'
+ok $? "no allocator, no C++ runtime and no libzstd is a load-time dependency"
+
+# libzstd is loaded at the first capture, on its own (src/trace.c): no
+# symbol of it may be left for the loader to bind (with -z now, a process
+# would not even start), nor bind to a program's own zstd.
+! nm -D --undefined-only "$SHIM" | grep -q 'ZSTD_'
+ok $? "no zstd symbol is left undefined for the loader"
 
 # The embedded jemalloc starts only when it is the backend: its start reads
 # /proc/sys/vm/overcommit_memory, which nothing else here opens.
