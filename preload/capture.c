@@ -34,10 +34,12 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 
 #include "capctl.h"
 #include "debug.h"
@@ -59,6 +61,26 @@ static char conf_text[256];
 static void cap_respond(int fd, uint32_t kind, int err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The listening socket, and its identity. Sampler thread only. */
+static int lfd = -1;
+static dev_t lfd_dev;
+static ino_t lfd_ino;
+
+/* fd moved high (512 and up where the limit allows, else above 2), where
+ * the kernel, which hands out the lowest free number, will not soon give
+ * a number the program closed of ours to the program's next file. */
+static int high_fd(int fd)
+{
+    if (fd < 0)
+        return fd;
+    int h = fcntl(fd, F_DUPFD_CLOEXEC, 512);
+    if (h < 0)
+        return above_std(fd);
+    close(fd);
+    return h;
+}
+
+/* Whether fd is still the file of identity (dev, ino). */
 #ifdef HAVE_ZSTD
 
 static struct backend_ops cap_ops;             /* the wrappers */
@@ -82,11 +104,15 @@ struct cap_slot {
         uint32_t cur;              /* the buffer being filled */
         uint32_t fill;             /* events in it */
         uint32_t tid;              /* set before its first event (release) */
-        uint64_t dropped;          /* events lost for want of a free buffer */
+        uint32_t busy;             /* 1 while the thread puts an event (see cap_finish) */
+        uint32_t stalled;          /* a wait for a buffer timed out while `space` was */
+        uint32_t stall_space;      /* stall_space: drop, not wait, until the writer moves */
+        uint64_t dropped;          /* events lost: no free buffer, or a call inside a call */
     } p __attribute__((aligned(64)));
     uint32_t n[CAP_NBUF] __attribute__((aligned(64)));
     struct {
         uint32_t next;             /* the buffer the writer writes next */
+        uint32_t partial;          /* the final drain wrote buffer `next`, partly filled */
         uint64_t chunks;           /* chunks written of this slot */
     } w __attribute__((aligned(64)));
 };
@@ -110,6 +136,17 @@ static uint32_t space __attribute__((aligned(64)));
 static int waiters;
 /* Set by capture_exit (any thread); read by the writer. */
 static int exit_asked;
+/* Calls that reached a wrapper as the capture ended (their events are not
+ * in the file: counted as dropped). Atomic. */
+static uint64_t late;
+/* Whether slot i's buffers are writable: the reservation is PROT_NONE (no
+ * commit charge, even with vm.overcommit_memory=2) until a thread takes
+ * the slot, and stays writable after (a thread stopped inside a wrapper may
+ * still write it). Written by the claiming thread, kept across captures. */
+static uint8_t slot_mapped[TRACE_THREADS_MAX];
+/* MEMBARRIER_CMD_PRIVATE_EXPEDITED is registered (cap_finish). Sampler
+ * thread only. */
+static int membarrier_ok;
 
 /* The slots and their buffers: reserved at the first capture, never
  * unmapped. Written by the sampler thread before it first starts a
@@ -121,9 +158,6 @@ static size_t evbuf_len;
 static struct cap_slot no_slot;
 
 /* The writer's own (the sampler thread's). */
-static int lfd = -1;                           /* the listening socket */
-static dev_t lfd_dev;
-static ino_t lfd_ino;
 static struct {
     int conn, fd;                              /* shimdump's connection; the trace */
     dev_t conn_dev, fd_dev;
@@ -159,20 +193,35 @@ static void cap_kick(void)
     futex(&kick, FUTEX_WAKE, 1, NULL);
 }
 
-/* A slot for the calling thread in this capture, or NULL: no capture, or
- * a thread of the shim's own. */
+#define SLOT_EV_BYTES ((size_t)CAP_NBUF * CAP_CHUNK * sizeof(struct trace_event))
+
+/* A slot for the calling thread in this capture, or NULL: no capture (the
+ * call counted late), or a thread of the shim's own. */
 __attribute__((noinline))
 static struct cap_slot *cap_claim(void)
 {
-    if (rt.cap_off || __atomic_load_n(&cs.state, __ATOMIC_ACQUIRE) != CAP_ACTIVE)
+    if (rt.cap_off)
         return NULL;
+    if (__atomic_load_n(&cs.state, __ATOMIC_ACQUIRE) != CAP_ACTIVE) {
+        __atomic_fetch_add(&late, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
     uint32_t e = __atomic_load_n(&cs.epoch, __ATOMIC_ACQUIRE);
     uint32_t i = __atomic_fetch_add(&nclaimed, 1, __ATOMIC_RELAXED);
     struct cap_slot *s = i < CAP_SLOTS ? &slots_cap[i] : &no_slot;
+    if (s != &no_slot && !slot_mapped[i]) {
+        int saved = errno;
+        if (mprotect(buf_of(s, 0), SLOT_EV_BYTES, PROT_READ | PROT_WRITE) == 0)
+            slot_mapped[i] = 1;
+        else
+            s = &no_slot;   /* no memory to commit: its events count as lost */
+        errno = saved;
+    }
     if (s != &no_slot) {
         /* cleared by the writer at the start (below the claims of the
          * last capture), or never used */
         s->p.cur = s->p.fill = 0;
+        s->p.stalled = 0;
         s->p.dropped = 0;
         __atomic_store_n(&s->p.tid, my_tid(), __ATOMIC_RELEASE);
     }
@@ -186,6 +235,12 @@ static struct cap_slot *cap_claim(void)
 __attribute__((noinline))
 static int cap_wait_free(struct cap_slot *s, uint32_t b)
 {
+    /* A wait that timed out, and the writer has not moved since: it is
+     * stuck (slow storage, a fork holding it), so every call would wait
+     * its 50 ms again. Drop without waiting until it moves. */
+    if (s->p.stalled && __atomic_load_n(&space, __ATOMIC_ACQUIRE) == s->p.stall_space)
+        return 0;
+    s->p.stalled = 0;
     int saved = errno;
     uint64_t t0 = 0;
     int ok = 0;
@@ -198,10 +253,13 @@ static int cap_wait_free(struct cap_slot *s, uint32_t b)
         if (__atomic_load_n(&cs.state, __ATOMIC_ACQUIRE) != CAP_ACTIVE)
             break;
         uint64_t now = clock_ns(CLOCK_MONOTONIC);
-        if (!t0)
+        if (!t0) {
             t0 = now;
-        else if (now - t0 > CAP_WAIT_NS)
+        } else if (now - t0 > CAP_WAIT_NS) {
+            s->p.stalled = 1;
+            s->p.stall_space = seen;
             break;
+        }
         cap_kick();
         struct timespec ts = { 0, CAP_TICK_NS };
         __atomic_fetch_add(&waiters, 1, __ATOMIC_ACQ_REL);
@@ -226,10 +284,27 @@ static void cap_put(unsigned op, uint64_t t, const void *id, const void *aux, ui
         __atomic_fetch_add(&lost, 1, __ATOMIC_RELAXED);
         return;
     }
+    if (unlikely(s->p.busy)) {
+        /* a signal handler's call inside ours, on this thread */
+        __atomic_store_n(&s->p.dropped, s->p.dropped + 1, __ATOMIC_RELAXED);
+        return;
+    }
+    /* busy, then the state and epoch again: cap_finish sets the state,
+     * then (membarrier) reads busy; so an event is either seen here as
+     * too late, or waited for there before the last buffers are written. */
+    __atomic_store_n(&s->p.busy, 1, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (unlikely(__atomic_load_n(&cs.state, __ATOMIC_RELAXED) != CAP_ACTIVE ||
+                 __atomic_load_n(&cs.epoch, __ATOMIC_RELAXED) != rt.cap_epoch)) {
+        __atomic_store_n(&s->p.busy, 0, __ATOMIC_RELEASE);
+        __atomic_fetch_add(&late, 1, __ATOMIC_RELAXED);
+        return;
+    }
     uint32_t b = s->p.cur, i = s->p.fill;
     SHIM_ASSERT(b < CAP_NBUF && i < CAP_CHUNK);
     if (i == 0 && __atomic_load_n(&s->n[b], __ATOMIC_ACQUIRE) != 0 && !cap_wait_free(s, b)) {
         __atomic_store_n(&s->p.dropped, s->p.dropped + 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->p.busy, 0, __ATOMIC_RELEASE);
         return;
     }
     struct trace_event *e = &buf_of(s, b)[i];
@@ -246,11 +321,13 @@ static void cap_put(unsigned op, uint64_t t, const void *id, const void *aux, ui
     if (i + 1 == CAP_CHUNK) {
         s->p.cur = (b + 1) % CAP_NBUF;
         s->p.fill = 0;
+        __atomic_store_n(&s->p.busy, 0, __ATOMIC_RELEASE);
         int saved = errno;
         cap_kick();
         errno = saved;
     } else {
         s->p.fill = i + 1;
+        __atomic_store_n(&s->p.busy, 0, __ATOMIC_RELEASE);
     }
 }
 
@@ -351,8 +428,10 @@ static void cap_drain(int final)
                 break;
             }
             s->w.chunks++;
-            if (m < CAP_CHUNK)
-                break;   /* final: the thread may still be adding to it; it stays */
+            if (m < CAP_CHUNK) {
+                s->w.partial = 1;
+                break;   /* final: written as it is; it stays (see cap_finish) */
+            }
             __atomic_store_n(&s->n[b], 0, __ATOMIC_RELEASE);
             s->w.next = (b + 1) % CAP_NBUF;
             freed = 1;
@@ -365,11 +444,25 @@ static void cap_drain(int final)
     }
 }
 
-static uint64_t cap_dropped(void)
+/* Events lost: threads without a slot, calls that found no free buffer
+ * or came as the capture ended, and (final) what the buffers still hold
+ * that was not written (the file reached its limit, or a write failed). */
+static uint64_t cap_dropped(int final)
 {
-    uint64_t d = __atomic_load_n(&lost, __ATOMIC_RELAXED);
-    for (uint32_t i = 0; i < cw.used; i++)
-        d += __atomic_load_n(&slots_cap[i].p.dropped, __ATOMIC_RELAXED);
+    uint64_t d = __atomic_load_n(&lost, __ATOMIC_RELAXED) + __atomic_load_n(&late, __ATOMIC_RELAXED);
+    for (uint32_t i = 0; i < cw.used; i++) {
+        struct cap_slot *s = &slots_cap[i];
+        d += __atomic_load_n(&s->p.dropped, __ATOMIC_RELAXED);
+        for (uint32_t k = 0; final && k < CAP_NBUF; k++) {
+            uint32_t b = (s->w.next + k) % CAP_NBUF;
+            uint32_t m = __atomic_load_n(&s->n[b], __ATOMIC_ACQUIRE);
+            if (m == 0 || (k == 0 && m < CAP_CHUNK && s->w.partial))
+                break;   /* empty, or the partial one already written */
+            d += m;
+            if (m < CAP_CHUNK)
+                break;
+        }
+    }
     return d;
 }
 
@@ -399,7 +492,7 @@ static void cap_fill_msg(struct capctl_msg *m, uint32_t kind)
     m->max_bytes = cw.max_bytes;
     m->events = cw.w.events;
     m->bytes = cw.w.off;
-    m->dropped = cap_dropped();
+    m->dropped = cap_dropped(0);
     uint64_t now = mono_now();
     m->elapsed_ns = now > cs.start_mono ? now - cs.start_mono : 0;
     m->start_blocks = cw.start_blocks;
@@ -428,16 +521,28 @@ static void cap_finish(uint32_t end)
     struct capctl_msg m;
     struct timespec settle = { 0, CAP_TICK_NS };
 
-    __atomic_store_n(&cs.state, CAP_ENDING, __ATOMIC_RELEASE);
+    __atomic_store_n(&cs.state, CAP_ENDING, __ATOMIC_SEQ_CST);
     set_table(inner);
     __atomic_fetch_add(&space, 1, __ATOMIC_RELEASE);
     futex(&space, FUTEX_WAKE, INT32_MAX, NULL);
-    /* The calls under way in the wrappers finish theirs (a thread stopped
-     * inside one now adds nothing that is written) */
-    nanosleep(&settle, NULL);
+    /* Every thread that is putting an event finishes it before the last
+     * buffers are written: a barrier on every thread of the process (so a
+     * thread's busy is seen, or it sees the state), then a wait for each
+     * busy slot, 100 ms in all at most. Without membarrier, a pause in its
+     * place. A call that comes later is counted late. */
+    if (!membarrier_ok || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+        nanosleep(&settle, NULL);
+    uint32_t used = __atomic_load_n(&nclaimed, __ATOMIC_ACQUIRE);
+    uint64_t until = clock_ns(CLOCK_MONOTONIC) + 100000000ull;
+    for (uint32_t i = 0; i < used && i < CAP_SLOTS; i++) {
+        struct timespec tiny = { 0, 50000 };
+        while (__atomic_load_n(&slots_cap[i].p.busy, __ATOMIC_ACQUIRE) &&
+               clock_ns(CLOCK_MONOTONIC) < until)
+            nanosleep(&tiny, NULL);
+    }
     cap_drain(1);
     uint64_t now = mono_now();
-    uint64_t dropped = cap_dropped();
+    uint64_t dropped = cap_dropped(1);
     if (!cw.err) {
         cw.w.threads = cap_threads();
         if (!file_id_ok(cw.fd, cw.fd_dev, cw.fd_ino))
@@ -486,28 +591,39 @@ static void cap_start_heap(struct trace_header *h)
     }
 }
 
-/* The buffers and the compressor's workspace, once. Returns 0 or errno. */
-static int cap_reserve(void)
+/* The compressor (loaded), its workspace, the slots and the reservation
+ * of their buffers, once. Returns 0, or an errno value with why set. */
+static int cap_reserve(char *why, size_t whylen)
 {
     if (slots_cap)
         return 0;
+    if (trace_writer_load(why, whylen) != 0)
+        return ENOENT;
     size_t slen = (sizeof(struct cap_slot) * CAP_SLOTS + 4095) & ~(size_t)4095;
-    size_t elen = (size_t)CAP_SLOTS * CAP_NBUF * CAP_CHUNK * sizeof(struct trace_event);
+    size_t elen = (size_t)CAP_SLOTS * SLOT_EV_BYTES;
     cw.ws_len = trace_writer_workspace(CAP_CHUNK, CAP_LEVEL);
-    void *m = mmap(NULL, slen + elen, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED)
-        return errno;
     void *ws = mmap(NULL, cw.ws_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (ws == MAP_FAILED) {
+    void *sl = mmap(NULL, slen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* address space only: each slot's part is made writable when taken */
+    void *ev = mmap(NULL, elen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (ws == MAP_FAILED || sl == MAP_FAILED || ev == MAP_FAILED) {
         int err = errno;
-        munmap(m, slen + elen);
+        if (ws != MAP_FAILED)
+            munmap(ws, cw.ws_len);
+        if (sl != MAP_FAILED)
+            munmap(sl, slen);
+        if (ev != MAP_FAILED)
+            munmap(ev, elen);
+        fmt_buf(why, whylen, "cannot map the threads' buffers (%zu MiB of address space): %s",
+                elen >> 20, strerrordesc_np(err));
         return err;
     }
+    madvise(ev, elen, MADV_NOHUGEPAGE);   /* a thread's 160 KiB must not become 2 MiB */
     cw.ws = ws;
-    evbuf = (struct trace_event *)((char *)m + slen);
+    evbuf = ev;
     evbuf_len = elen;
-    slots_cap = m;
+    membarrier_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    __atomic_store_n(&slots_cap, (struct cap_slot *)sl, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -520,9 +636,12 @@ static int cap_start(int conn, int fd, const struct capctl_msg *req)
     struct capctl_msg m;
     int err;
 
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY) {
+    int fl = fcntl(fd, F_GETFL);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fl < 0 || (fl & O_ACCMODE) == O_RDONLY ||
+        (fl & O_APPEND)) {
+        /* pwrite places the chunks; O_APPEND would put every one at the end */
         cap_respond(conn, CAPCTL_REFUSED, EBADF, "the trace's descriptor is not a regular file open "
-                    "for writing");
+                    "for writing (without O_APPEND)");
         return -1;
     }
     uint64_t now = clock_ns(CLOCK_MONOTONIC);
@@ -530,9 +649,9 @@ static int cap_start(int conn, int fd, const struct capctl_msg *req)
         cap_respond(conn, CAPCTL_REFUSED, EBUSY, "a capture ended less than a second ago; try again");
         return -1;
     }
-    if ((err = cap_reserve()) != 0) {
-        cap_respond(conn, CAPCTL_REFUSED, err, "cannot reserve %zu MiB of address space for the "
-                    "threads' buffers: %s", evbuf_len >> 20, strerrordesc_np(err));
+    char why[160];
+    if ((err = cap_reserve(why, sizeof why)) != 0) {
+        cap_respond(conn, CAPCTL_REFUSED, err, "%s", why);
         return -1;
     }
     memset(&h, 0, sizeof h);
@@ -553,6 +672,7 @@ static int cap_start(int conn, int fd, const struct capctl_msg *req)
     cw.used = 0;
     __atomic_store_n(&nclaimed, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&lost, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&late, 0, __ATOMIC_RELAXED);
     cap_start_heap(&h);
     h.start_ns = clock_ns(CLOCK_REALTIME);
     cs.start_mono = mono_now();
@@ -667,7 +787,7 @@ void capture_exit(void)
     }
     __atomic_store_n(&exit_asked, 1, __ATOMIC_RELEASE);
     futex(&kick, FUTEX_WAKE, 1, NULL);
-    for (int i = 0; i < 2000 && __atomic_load_n(&cs.state, __ATOMIC_ACQUIRE) != CAP_IDLE; i++) {
+    for (int i = 0; i < 5000 && __atomic_load_n(&cs.state, __ATOMIC_ACQUIRE) != CAP_IDLE; i++) {
         struct timespec ms = { 0, 1000000 };
         nanosleep(&ms, NULL);
     }
@@ -679,14 +799,15 @@ void capture_fork_child(void)
     if (__atomic_load_n(&cs.state, __ATOMIC_RELAXED) != CAP_IDLE) {
         set_table(inner);
         __atomic_store_n(&cs.state, CAP_IDLE, __ATOMIC_RELEASE);
-        if (cw.fd >= 0)
+        /* the parent's descriptors, if the numbers are still theirs */
+        if (file_id_ok(cw.fd, cw.fd_dev, cw.fd_ino))
             close(cw.fd);
-        if (cw.conn >= 0)
+        if (file_id_ok(cw.conn, cw.conn_dev, cw.conn_ino))
             close(cw.conn);
         cw.fd = cw.conn = -1;
         madvise(evbuf, evbuf_len, MADV_DONTNEED);
     }
-    if (lfd >= 0)
+    if (file_id_ok(lfd, lfd_dev, lfd_ino))
         close(lfd);   /* the parent's socket: the child listens under its own pid */
     lfd = -1;
 }
@@ -698,12 +819,9 @@ void capture_tick(void) {}
 void capture_wait(const struct timespec *until) { (void)until; }
 void capture_end_sampler(void) {}
 void capture_exit(void) {}
-static int lfd = -1;
-static dev_t lfd_dev;
-static ino_t lfd_ino;
 void capture_fork_child(void)
 {
-    if (lfd >= 0)
+    if (file_id_ok(lfd, lfd_dev, lfd_ino))
         close(lfd);
     lfd = -1;
 }
@@ -736,7 +854,7 @@ void capture_listen(void)
     memset(&a, 0, sizeof a);
     a.sun_family = AF_UNIX;
     int len = fmt_buf(a.sun_path + 1, sizeof a.sun_path - 1, CAPCTL_NAME, (unsigned)getpid());
-    int fd = above_std(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    int fd = high_fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (fd < 0)
         return;
     if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) != 0 ||
@@ -749,6 +867,22 @@ void capture_listen(void)
     lfd_dev = st.st_dev;
     lfd_ino = st.st_ino;
     lfd = fd;
+}
+
+/* Whether a user of uid may capture this process: root; or its owner,
+ * where ptrace would let them (one user in every uid and gid, dumpable):
+ * a setuid or setgid program, or one that changed users, is root's to
+ * capture only. */
+static int may_capture(uid_t uid)
+{
+    uid_t r, e, su;
+    gid_t rg, eg, sg;
+    if (uid == 0)
+        return 1;
+    if (getresuid(&r, &e, &su) != 0 || getresgid(&rg, &eg, &sg) != 0)
+        return 0;
+    return uid == e && r == e && su == e && rg == eg && sg == eg &&
+           prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 1;
 }
 
 /* One connection: who asks, what, and a capture or a refusal. */
@@ -767,8 +901,17 @@ static void cap_request(int c)
     struct pollfd pf = { c, POLLIN, 0 };
     int fd = -1;
 
-    /* The request first, whoever sent it: a socket closed with a message
-     * unread would reset the connection, and lose our answer. shimdump
+    /* Who, before anything is read: another user (anyone may connect to
+     * an abstract socket) is closed on at once, so that nobody else can
+     * keep this thread waiting, nor hand it descriptors to close. shimdump
+     * tells such a user why before it connects. */
+    if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 ||
+        (cred.uid != 0 && cred.uid != geteuid())) {
+        close(c);
+        return;
+    }
+    /* The request, before any answer: a socket closed with a message
+     * unread would reset the connection and lose the answer. shimdump
      * sends it as it connects; a capture under way waits for it 20 ms at
      * most (its writer is this thread). */
     memset(&req, 0, sizeof req);
@@ -782,16 +925,14 @@ static void cap_request(int c)
             int got;
             memcpy(&got, CMSG_DATA(h) + k * sizeof(int), sizeof got);
             if (fd < 0)
-                fd = above_std(got);
+                fd = high_fd(got);
             else
                 close(got);
         }
     }
-    uid_t me = geteuid();
-    if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 ||
-        (cred.uid != 0 && cred.uid != me)) {
-        cap_respond(c, CAPCTL_REFUSED, EPERM, "only the process's owner (uid %u) or root may "
-                    "capture it", (unsigned)me);
+    if (!may_capture(cred.uid)) {
+        cap_respond(c, CAPCTL_REFUSED, EPERM, "only root may capture it: it runs as more than one "
+                    "user or group, or is not dumpable (as ptrace would say)");
     } else if (r != (ssize_t)sizeof req || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
         req.magic != CAPCTL_MAGIC || req.version != CAPCTL_VERSION || req.kind != CAPCTL_START ||
         req.seconds < 1 || req.seconds > CAPCTL_SECONDS_MAX || fd < 0) {
@@ -828,7 +969,7 @@ void capture_poll(void)
         int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
         if (c < 0)
             break;
-        cap_request(above_std(c));
+        cap_request(high_fd(c));
     }
 }
 

@@ -51,7 +51,7 @@ void capture_wait(const struct timespec *until);
 void capture_end_sampler(void);
 
 /* A thread of the exiting process (record_exit): asks the sampler to end
- * a capture under way, and waits for it 2 s at most. */
+ * a capture under way, and waits for it 5 s at most. */
 void capture_exit(void);
 
 /* The fork child's handler: the parent's capture is not the child's; the
