@@ -48,6 +48,34 @@ static void comm_of(long pid, char *buf, size_t cap)
     }
 }
 
+/* From /proc/PID/status: the effective uid (*euid, or -1) and the pid
+ * that the process has in its own pid namespace (the last of NSpid: its
+ * socket is named with that one), else pid itself. */
+static long status_of(long pid, long *euid)
+{
+    char path[64], line[512];
+    long inner = pid;
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    FILE *f = fopen(path, "re");
+    *euid = -1;
+    if (!f)
+        return pid;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "Uid:", 4)) {
+            unsigned long r, e;
+            if (sscanf(line + 4, "%lu %lu", &r, &e) == 2)
+                *euid = (long)e;
+        } else if (!strncmp(line, "NSpid:", 6)) {
+            char *last = strrchr(line, '\t');
+            long v = last ? strtol(last + 1, NULL, 10) : 0;
+            if (v > 0)
+                inner = v;
+        }
+    }
+    fclose(f);
+    return inner;
+}
+
 /* Connects to pid's capture socket, entering its network namespace where
  * it is another (root only). Returns the socket, or -1 after saying why. */
 static int connect_to(long pid, int *code)
@@ -58,7 +86,15 @@ static int connect_to(long pid, int *code)
 
     memset(&a, 0, sizeof a);
     a.sun_family = AF_UNIX;
-    int len = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, CAPCTL_NAME, (unsigned)pid);
+    long euid;
+    long inner = status_of(pid, &euid);
+    if (geteuid() != 0 && euid >= 0 && (uid_t)euid != geteuid()) {
+        /* the process closes on anyone else without a word: say it here */
+        *code = DX_PERM;
+        fail(0, "only pid %ld's owner (uid %ld) or root may capture it", pid, euid);
+        return -1;
+    }
+    int len = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, CAPCTL_NAME, (unsigned)inner);
     socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len);
     snprintf(path, sizeof path, "/proc/%ld/ns/net", pid);
     if (stat("/proc/self/ns/net", &mine) == 0 && stat(path, &theirs) == 0 &&
@@ -135,7 +171,8 @@ static int send_start(int s, int fd, unsigned seconds)
 }
 
 /* Waits up to ms for one message; returns 1 (got), 0 (nothing yet), -1
- * (the process closed the connection, or a bad message). */
+ * (the process closed the connection), -2 (a message of another protocol
+ * version, or none at all). */
 static int receive(int s, struct capctl_msg *m, int ms)
 {
     struct pollfd pf = { s, POLLIN, 0 };
@@ -145,8 +182,10 @@ static int receive(int s, struct capctl_msg *m, int ms)
     ssize_t n = recv(s, m, sizeof *m, 0);
     if (n < 0 && errno == EINTR)
         return 0;
-    if (n != (ssize_t)sizeof *m || m->magic != CAPCTL_MAGIC || m->version != CAPCTL_VERSION)
+    if (n <= 0)
         return -1;
+    if (n != (ssize_t)sizeof *m || m->magic != CAPCTL_MAGIC || m->version != CAPCTL_VERSION)
+        return -2;
     m->text[sizeof m->text - 1] = '\0';
     return 1;
 }
@@ -195,8 +234,15 @@ int capreq_run(long pid, unsigned seconds, const char *output, volatile sig_atom
     for (int waited = 0; r == 0 && waited < 100 && !*stop; waited++)
         r = receive(s, &m, 100);
     if (r <= 0) {
-        fail(0, r < 0 ? "pid %ld closed the connection without an answer" :
-                "pid %ld did not answer in 10 s", pid);
+        if (r == -2)
+            fail(0, "pid %ld answered in another protocol than this shimdump's (%u): use the "
+                 "shimdump of its libmallocshim.so", pid, CAPCTL_VERSION);
+        else if (r < 0)
+            fail(0, "pid %ld closed the connection without an answer", pid);
+        else if (*stop)
+            fail(0, "interrupted before pid %ld answered", pid);
+        else
+            fail(0, "pid %ld did not answer in 10 s", pid);
         goto gone_s;
     }
     if (m.kind == CAPCTL_REFUSED) {
@@ -214,7 +260,7 @@ int capreq_run(long pid, unsigned seconds, const char *output, volatile sig_atom
             "blocks, %s%s\n", pid, comm, seconds, output, (unsigned long long)m.start_blocks,
             view_bytes(b1, sizeof b1, m.start_bytes), tty ? "; ^C ends it early" : "");
     int asked = 0, answered = 0;
-    uint64_t asked_at = 0;
+    uint64_t asked_at = 0, quiet = 0;
     for (;;) {
         if (*stop && !asked) {
             struct capctl_msg q;
@@ -231,8 +277,12 @@ int capreq_run(long pid, unsigned seconds, const char *output, volatile sig_atom
             break;   /* 10 s after asking */
         if (r < 0)
             break;
-        if (r == 0)
+        if (r == 0) {
+            if (++quiet > 120)
+                break;   /* 30 s without word: stopped (SIGSTOP), or its writer stuck */
             continue;
+        }
+        quiet = 0;
         if (p.kind == CAPCTL_PROGRESS) {
             if (tty)
                 progress(stderr, &p, comm, pid);
