@@ -53,7 +53,7 @@ one() {
     wait $pid
     case $* in
     *bcsim*) sed -n 's/^ops .*(\([0-9]*\) ops\/s).*/\1/p' "$W/out" ;;
-    *) awk '/^readrandom/ { for (i = 1; i <= NF; i++) if ($i == "ops/sec;") print $(i - 1) }' "$W/out" ;;
+    *) sed -n 's/^readrandom *:.* \([0-9][0-9]*\) ops\/sec.*/\1/p' "$W/out" | tail -1 ;;
     esac
 }
 
