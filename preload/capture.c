@@ -94,6 +94,7 @@ static struct backend_ops cap_ops;             /* the wrappers */
 #define CAP_LOOK_NS   100000000ull     /* and at shimdump's connection this often */
 #define CAP_REPORT_NS 500000000ull     /* a CAPCTL_PROGRESS this often */
 #define CAP_REST_NS   1000000000ull    /* between the end of a capture and the next start */
+#define CAP_STUCK_NS  1000000000ull    /* a writer not seen running for so long is stuck */
 
 enum { CAP_IDLE = 0, CAP_ACTIVE, CAP_ENDING };
 
@@ -105,8 +106,6 @@ struct cap_slot {
         uint32_t fill;             /* events in it */
         uint32_t tid;              /* set before its first event (release) */
         uint32_t busy;             /* 1 while the thread puts an event (see cap_finish) */
-        uint32_t stalled;          /* a wait for a buffer timed out while `space` was */
-        uint32_t stall_space;      /* stall_space: drop, not wait, until the writer moves */
         uint64_t dropped;          /* events lost: no free buffer, or a call inside a call */
     } p __attribute__((aligned(64)));
     uint32_t n[CAP_NBUF] __attribute__((aligned(64)));
@@ -134,6 +133,9 @@ static uint32_t kick __attribute__((aligned(64)));
  * waiting for one (futex) when `waiters` says there are. */
 static uint32_t space __attribute__((aligned(64)));
 static int waiters;
+/* When the writer last showed it runs (CLOCK_MONOTONIC): each tick, each
+ * chunk written. */
+static uint64_t writer_ns __attribute__((aligned(64)));
 /* Set by capture_exit (any thread); read by the writer. */
 static int exit_asked;
 /* Calls that reached a wrapper as the capture ended (their events are not
@@ -221,7 +223,6 @@ static struct cap_slot *cap_claim(void)
         /* cleared by the writer at the start (below the claims of the
          * last capture), or never used */
         s->p.cur = s->p.fill = 0;
-        s->p.stalled = 0;
         s->p.dropped = 0;
         __atomic_store_n(&s->p.tid, my_tid(), __ATOMIC_RELEASE);
     }
@@ -235,12 +236,14 @@ static struct cap_slot *cap_claim(void)
 __attribute__((noinline))
 static int cap_wait_free(struct cap_slot *s, uint32_t b)
 {
-    /* A wait that timed out, and the writer has not moved since: it is
-     * stuck (slow storage, a fork holding it), so every call would wait
-     * its 50 ms again. Drop without waiting until it moves. */
-    if (s->p.stalled && __atomic_load_n(&space, __ATOMIC_ACQUIRE) == s->p.stall_space)
+    /* A writer not seen running for a second is stuck (in a write to slow
+     * storage, say), not slow: every call would wait its 50 ms, a convoy.
+     * Drop without waiting until it runs again. A slow one is waited for,
+     * so that a busy program's capture stays whole. */
+    uint64_t seen_ns = __atomic_load_n(&writer_ns, __ATOMIC_ACQUIRE);
+    uint64_t now0 = clock_ns(CLOCK_MONOTONIC);
+    if (now0 > seen_ns && now0 - seen_ns > CAP_STUCK_NS)
         return 0;
-    s->p.stalled = 0;
     int saved = errno;
     uint64_t t0 = 0;
     int ok = 0;
@@ -253,13 +256,10 @@ static int cap_wait_free(struct cap_slot *s, uint32_t b)
         if (__atomic_load_n(&cs.state, __ATOMIC_ACQUIRE) != CAP_ACTIVE)
             break;
         uint64_t now = clock_ns(CLOCK_MONOTONIC);
-        if (!t0) {
+        if (!t0)
             t0 = now;
-        } else if (now - t0 > CAP_WAIT_NS) {
-            s->p.stalled = 1;
-            s->p.stall_space = seen;
+        else if (now - t0 > CAP_WAIT_NS)
             break;
-        }
         cap_kick();
         struct timespec ts = { 0, CAP_TICK_NS };
         __atomic_fetch_add(&waiters, 1, __ATOMIC_ACQ_REL);
@@ -428,6 +428,7 @@ static void cap_drain(int final)
                 break;
             }
             s->w.chunks++;
+            __atomic_store_n(&writer_ns, clock_ns(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
             if (m < CAP_CHUNK) {
                 s->w.partial = 1;
                 break;   /* final: written as it is; it stays (see cap_finish) */
@@ -673,6 +674,7 @@ static int cap_start(int conn, int fd, const struct capctl_msg *req)
     __atomic_store_n(&nclaimed, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&lost, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&late, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&writer_ns, clock_ns(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
     cap_start_heap(&h);
     h.start_ns = clock_ns(CLOCK_REALTIME);
     cs.start_mono = mono_now();
@@ -716,6 +718,7 @@ void capture_tick(void)
 {
     if (!capture_active())
         return;
+    __atomic_store_n(&writer_ns, clock_ns(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
     cap_drain(0);
     if (cw.err) {
         cap_finish(CAPCTL_END_ERROR);
