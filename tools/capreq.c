@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,18 +20,6 @@
 #include "capctl.h"
 #include "dump.h"
 #include "view.h"
-
-static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int code, const char *fmt, ...)
-{
-    va_list ap;
-    fputs("shimdump: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return code;
-}
 
 /* The process's command, or "?". */
 static void comm_of(long pid, char *buf, size_t cap)
@@ -91,7 +78,7 @@ static int connect_to(long pid, int *code)
     if (geteuid() != 0 && euid >= 0 && (uid_t)euid != geteuid()) {
         /* the process closes on anyone else without a word: say it here */
         *code = DX_PERM;
-        fail(0, "only pid %ld's owner (uid %ld) or root may capture it", pid, euid);
+        shimdump_err(0, "only pid %ld's owner (uid %ld) or root may capture it", pid, euid);
         return -1;
     }
     int len = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, CAPCTL_NAME, (unsigned)inner);
@@ -105,7 +92,7 @@ static int connect_to(long pid, int *code)
             if (ns >= 0)
                 close(ns);
             *code = e == EPERM || e == EACCES ? DX_PERM : DX_SYS;
-            fail(0, "pid %ld is in another network namespace, and entering it failed (%s): run "
+            shimdump_err(0, "pid %ld is in another network namespace, and entering it failed (%s): run "
                  "shimdump as root, or inside it (nsenter -t %ld -n shimdump ...)",
                  pid, strerror(e), pid);
             return -1;
@@ -115,7 +102,7 @@ static int connect_to(long pid, int *code)
     int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (s < 0) {
         *code = DX_SYS;
-        fail(0, "socket: %s", strerror(errno));
+        shimdump_err(0, "socket: %s", strerror(errno));
         return -1;
     }
     if (connect(s, (struct sockaddr *)&a, alen) != 0) {
@@ -123,11 +110,11 @@ static int connect_to(long pid, int *code)
         close(s);
         *code = DX_NOTFOUND;
         if (e == ECONNREFUSED || e == ENOENT)
-            fail(0, "pid %ld takes no capture: it does not run under libmallocshim.so with "
+            shimdump_err(0, "pid %ld takes no capture: it does not run under libmallocshim.so with "
                  "record and capture on, its sampler has not started (no block tracked yet), or "
                  "its libmallocshim.so predates --capture", pid);
         else
-            fail(0, "cannot reach pid %ld's capture socket: %s", pid, strerror(e));
+            shimdump_err(0, "cannot reach pid %ld's capture socket: %s", pid, strerror(e));
         return -1;
     }
     /* The listener must be the process named: another pid namespace that
@@ -137,7 +124,7 @@ static int connect_to(long pid, int *code)
     if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 && cred.pid != (pid_t)pid) {
         close(s);
         *code = DX_NOTFOUND;
-        fail(0, "the capture socket named for pid %ld is another process's (pid %d here): a "
+        shimdump_err(0, "the capture socket named for pid %ld is another process's (pid %d here): a "
              "process in another pid namespace; run shimdump in the namespace of pid %ld",
              pid, (int)cred.pid, pid);
         return -1;
@@ -208,7 +195,7 @@ int capreq_run(long pid, unsigned seconds, const char *output, volatile sig_atom
 
     snprintf(path, sizeof path, "/proc/%ld", pid);
     if (stat(path, &st) != 0)
-        return fail(DX_NOTFOUND, "no process %ld", pid);
+        return shimdump_err(DX_NOTFOUND, "no process %ld", pid);
     comm_of(pid, comm, sizeof comm);
     if (!output) {
         time_t t = time(NULL);
@@ -218,7 +205,7 @@ int capreq_run(long pid, unsigned seconds, const char *output, volatile sig_atom
     }
     int fd = open(output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
-        return fail(errno == EACCES || errno == EPERM ? DX_PERM : errno == EEXIST ? DX_USAGE : DX_SYS,
+        return shimdump_err(errno == EACCES || errno == EPERM ? DX_PERM : errno == EEXIST ? DX_USAGE : DX_SYS,
                     "%s: %s%s", output, strerror(errno),
                     errno == EEXIST ? " (never written over: give another --output)" : "");
     /* from here on, a failure before the capture starts removes the file */
@@ -226,7 +213,7 @@ int capreq_run(long pid, unsigned seconds, const char *output, volatile sig_atom
     if (s < 0)
         goto gone;
     if (send_start(s, fd, seconds) != 0) {
-        fail(0, "cannot send the request to pid %ld: %s", pid, strerror(errno));
+        shimdump_err(0, "cannot send the request to pid %ld: %s", pid, strerror(errno));
         goto gone_s;
     }
     struct capctl_msg m;
@@ -235,23 +222,23 @@ int capreq_run(long pid, unsigned seconds, const char *output, volatile sig_atom
         r = receive(s, &m, 100);
     if (r <= 0) {
         if (r == -2)
-            fail(0, "pid %ld answered in another protocol than this shimdump's (%u): use the "
+            shimdump_err(0, "pid %ld answered in another protocol than this shimdump's (%u): use the "
                  "shimdump of its libmallocshim.so", pid, CAPCTL_VERSION);
         else if (r < 0)
-            fail(0, "pid %ld closed the connection without an answer", pid);
+            shimdump_err(0, "pid %ld closed the connection without an answer", pid);
         else if (*stop)
-            fail(0, "interrupted before pid %ld answered", pid);
+            shimdump_err(0, "interrupted before pid %ld answered", pid);
         else
-            fail(0, "pid %ld did not answer in 10 s", pid);
+            shimdump_err(0, "pid %ld did not answer in 10 s", pid);
         goto gone_s;
     }
     if (m.kind == CAPCTL_REFUSED) {
         code = m.err == EPERM ? DX_PERM : DX_SYS;
-        fail(0, "pid %ld refused the capture: %s", pid, m.text);
+        shimdump_err(0, "pid %ld refused the capture: %s", pid, m.text);
         goto gone_s;
     }
     if (m.kind != CAPCTL_STARTED) {
-        fail(0, "pid %ld answered with message %u, not a start", pid, m.kind);
+        shimdump_err(0, "pid %ld answered with message %u, not a start", pid, m.kind);
         goto gone_s;
     }
     close(fd);   /* the process writes it */
@@ -298,10 +285,10 @@ int capreq_run(long pid, unsigned seconds, const char *output, volatile sig_atom
     if (tty)
         fputs("\r\033[K", stderr);
     if (!answered)
-        return fail(DX_SYS, "pid %ld ended, or stopped answering, before the capture's end: %s "
+        return shimdump_err(DX_SYS, "pid %ld ended, or stopped answering, before the capture's end: %s "
                     "may lack its end (shimreplay says so)", pid, output);
     if (m.end == CAPCTL_END_ERROR)
-        return fail(DX_SYS, "pid %ld: %s; %s is incomplete", pid, m.text, output);
+        return shimdump_err(DX_SYS, "pid %ld: %s; %s is incomplete", pid, m.text, output);
     static const char *const why[] = {
         [CAPCTL_END_TIME] = "",
         [CAPCTL_END_SIZE] = " (stopped at the size limit, the config key capture_max)",

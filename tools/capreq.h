@@ -11,4 +11,8 @@
  * ends the capture early, whole. Returns a DX_* exit status (dump.h). */
 int capreq_run(long pid, unsigned seconds, const char *output, volatile sig_atomic_t *stop);
 
+/* shimdump's one-line error, "shimdump: <what>" on stderr; returns code
+ * (shimdump.c). */
+int shimdump_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

@@ -58,8 +58,8 @@ static void on_stop(int sig)
     stop = 1;
 }
 
-static int err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int err(int code, const char *fmt, ...)
+/* One line on stderr, "shimdump: <what>"; returns code (capreq.h). */
+int shimdump_err(int code, const char *fmt, ...)
 {
     va_list ap;
     fputs("shimdump: ", stderr);
@@ -192,16 +192,16 @@ static int open_error(const char *path, int e, long pid)
     struct stat st;
     if (e == EACCES || e == EPERM) {
         if (stat(path, &st) == 0)
-            return err(DX_PERM, "%s: permission denied: the segment belongs to %s; run shimdump "
+            return shimdump_err(DX_PERM, "%s: permission denied: the segment belongs to %s; run shimdump "
                        "as that user or as root", path, user_name(st.st_uid, who, sizeof who));
-        return err(DX_PERM, "%s: permission denied", path);
+        return shimdump_err(DX_PERM, "%s: permission denied", path);
     }
     if (e == ELOOP)
-        return err(DX_CORRUPT, "%s: a symbolic link, not a segment; not followed", path);
+        return shimdump_err(DX_CORRUPT, "%s: a symbolic link, not a segment; not followed", path);
     if (e == ENOENT && pid > 0) {
         char p[64];
         if (!proc_exists(pid))
-            return err(DX_NOTFOUND, "no such process: %ld (and no segment %s)", pid, path);
+            return shimdump_err(DX_NOTFOUND, "no such process: %ld (and no segment %s)", pid, path);
         snprintf(p, sizeof p, "/proc/%ld/comm", pid);
         if (slurp(p, comm, sizeof comm) > 0)
             comm[strcspn(comm, "\n")] = '\0';
@@ -214,16 +214,16 @@ static int open_error(const char *path, int e, long pid)
             shim = strstr(buf, "libmallocshim") != NULL;
         free(buf);
         if (shim == 1)
-            return err(DX_NOTFOUND, "pid %ld (%s) runs under libmallocshim.so but has no segment "
+            return shimdump_err(DX_NOTFOUND, "pid %ld (%s) runs under libmallocshim.so but has no segment "
                        "%s: recording is off (record:off), or it writes to another shm_dir "
                        "(--dir)", pid, comm, path);
-        return err(DX_NOTFOUND, "pid %ld (%s) has no segment %s: %s", pid, comm, path,
+        return shimdump_err(DX_NOTFOUND, "pid %ld (%s) has no segment %s: %s", pid, comm, path,
                    shim == 0 ? "it does not run under libmallocshim.so"
                              : "is it running under libmallocshim.so with recording on?");
     }
     if (e == ENOENT)
-        return err(DX_NOTFOUND, "%s: no such file", path);
-    return err(DX_SYS, "%s: %s", path, strerror(e));
+        return shimdump_err(DX_NOTFOUND, "%s: no such file", path);
+    return shimdump_err(DX_SYS, "%s: %s", path, strerror(e));
 }
 
 /* The live segment of process pid (seg.h, "Two files"): its memory file,
@@ -413,7 +413,7 @@ static int target_open(struct target *t, const char *arg)
     }
     close(fd);
     if (rc != DX_OK)
-        return err(rc, "%s: %s", path, why);
+        return shimdump_err(rc, "%s: %s", path, why);
     return DX_OK;
 }
 
@@ -450,7 +450,7 @@ static int target_read(struct target *t, struct dump *d)
     char why[256];
     int rc = target_read_why(t, d, why, sizeof why);
     if (rc != DX_OK)
-        return err(rc, "%s: %s", t->map.label, why);
+        return shimdump_err(rc, "%s: %s", t->map.label, why);
     return DX_OK;
 }
 
@@ -551,7 +551,7 @@ static int do_view(const char *arg)
         view_main(stdout, &d, &vo);
     dump_free(&d);
     if (fflush(stdout) != 0 || ferror(stdout))
-        return err(DX_SYS, "standard output: %s", strerror(errno ? errno : EIO));
+        return shimdump_err(DX_SYS, "standard output: %s", strerror(errno ? errno : EIO));
     return DX_OK;
 }
 
@@ -641,7 +641,7 @@ static int do_list(void)
     char who[96];
 
     if (!pids)
-        return err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
+        return shimdump_err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
     view_setup(&vo);
     for (size_t i = 0; i < n; i++) {
         struct dump d;
@@ -683,7 +683,7 @@ static int do_prometheus(char **args, int nargs)
         d = calloc((size_t)nargs, sizeof *d);
         p = calloc((size_t)nargs, sizeof *p);
         if (!d || !p)
-            return err(DX_SYS, "out of memory");
+            return shimdump_err(DX_SYS, "out of memory");
         for (int i = 0; i < nargs; i++) {
             struct target t;
             if ((rc = target_open(&t, args[i])) != DX_OK)
@@ -700,12 +700,12 @@ static int do_prometheus(char **args, int nargs)
         long *pids = scan_dir(&np);
         uid_t owner;
         if (!pids)
-            return err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
+            return shimdump_err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
         d = calloc(np ? np : 1, sizeof *d);
         p = calloc(np ? np : 1, sizeof *p);
         if (!d || !p) {
             free(pids);
-            return err(DX_SYS, "out of memory");
+            return shimdump_err(DX_SYS, "out of memory");
         }
         for (size_t i = 0; i < np; i++)
             if (quiet_read(pids[i], &d[n], &owner) == DX_OK) {
@@ -763,7 +763,7 @@ static int do_html(char **args, int nargs)
     int rc = DX_OK;
 
     if (!d)
-        return err(DX_SYS, "out of memory");
+        return shimdump_err(DX_SYS, "out of memory");
     name_frames = 1;
     for (int i = 0; i < nargs && rc == DX_OK; i++) {
         struct target t;
@@ -783,18 +783,18 @@ static int do_html(char **args, int nargs)
         ho.long_bucket = vo.long_bucket;
         ho.now_ns = now_ns();
         if ((mem = open_memstream(&buf, &len)) == NULL) {
-            rc = err(DX_SYS, "out of memory");
+            rc = shimdump_err(DX_SYS, "out of memory");
         } else {
             int hr = html_report(mem, p, n, &ho);
             if (fclose(mem) != 0 || hr != 0)
-                rc = err(DX_SYS, "out of memory writing the page");
+                rc = shimdump_err(DX_SYS, "out of memory writing the page");
         }
     }
     for (size_t i = 0; i < n; i++)
         dump_free(&d[i]);
     free(d);
     if (rc == DX_OK && (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0))
-        rc = err(DX_SYS, "standard output: %s", strerror(errno ? errno : EIO));
+        rc = shimdump_err(DX_SYS, "standard output: %s", strerror(errno ? errno : EIO));
     free(buf);
     return rc;
 }
@@ -807,7 +807,7 @@ static int do_clean(void)
     int failed = DX_OK;
 
     if (!pids)
-        return err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
+        return shimdump_err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
     for (size_t i = 0; i < n; i++) {
         char path[CONF_PATH_MAX + 32], comm[SEG_COMM_MAX] = "?";
         struct stat st, lst;
@@ -834,7 +834,7 @@ static int do_clean(void)
             printf("removed %s (pid %ld, %s)\n", path, pids[i], comm);
             removed++;
         } else {
-            failed = err(DX_SYS, "%s: cannot remove it: %s", path, strerror(errno));
+            failed = shimdump_err(DX_SYS, "%s: cannot remove it: %s", path, strerror(errno));
         }
         close(fd);
     }
@@ -964,7 +964,7 @@ static int do_watch(const char *arg)
     fflush(stdout);
     tty_restore();
     if (rc != DX_OK)
-        err(rc, "%s: %s", t.map.label, why);
+        shimdump_err(rc, "%s: %s", t.map.label, why);
     if (have_prev)
         dump_free(&prev);
     dump_map_close(&t.map);
@@ -1027,12 +1027,12 @@ static int do_events(const char *arg)
     if (!ev || !seen) {
         free(ev);
         free(seen);
-        return err(DX_SYS, "out of memory");
+        return shimdump_err(DX_SYS, "out of memory");
     }
     if ((rc = target_open(&t, arg)) != DX_OK)
         goto out;
     if (!t.map.base) {
-        rc = err(DX_USAGE, "%s: a JSON snapshot has no event ring", arg);
+        rc = shimdump_err(DX_USAGE, "%s: a JSON snapshot has no event ring", arg);
         goto out;
     }
     {
@@ -1046,7 +1046,7 @@ static int do_events(const char *arg)
     {
         struct seg_header h;
         if (dump_map_header(&t.map, &h, &head) != 0) {
-            rc = err(DX_CORRUPT, "%s: the segment shrank or changed", arg);
+            rc = shimdump_err(DX_CORRUPT, "%s: the segment shrank or changed", arg);
             goto out;
         }
     }
@@ -1054,7 +1054,7 @@ static int do_events(const char *arg)
     setvbuf(stdout, NULL, _IOLBF, 0);
     while (!stop) {
         if ((n = dump_map_events(&t.map, from, &next, ev, EV_BATCH)) < 0) {
-            rc = err(DX_CORRUPT, "%s: the segment shrank or changed", arg);
+            rc = shimdump_err(DX_CORRUPT, "%s: the segment shrank or changed", arg);
             break;
         }
         print_new(ev, n, seen);
@@ -1207,7 +1207,7 @@ int main(int argc, char **argv)
             if (optarg) {
                 opt.watch_s = strtod(optarg, &end);
                 if (*end || !(opt.watch_s >= 0.1 && opt.watch_s <= 3600))
-                    return err(DX_USAGE, "--watch=%s: give seconds between 0.1 and 3600", optarg);
+                    return shimdump_err(DX_USAGE, "--watch=%s: give seconds between 0.1 and 3600", optarg);
             }
             break;
         case 'e':
@@ -1216,7 +1216,7 @@ int main(int argc, char **argv)
             if (optarg) {
                 opt.events_n = strtol(optarg, &end, 10);
                 if (*end || opt.events_n < 0 || opt.events_n > 100000000)
-                    return err(DX_USAGE, "--events=%s: give a count of events", optarg);
+                    return shimdump_err(DX_USAGE, "--events=%s: give a count of events", optarg);
             }
             break;
         case O_NOFOLLOW_EV: opt.follow = 0; break;
@@ -1228,7 +1228,7 @@ int main(int argc, char **argv)
         case O_CAPTURE: {
             long v = strtol(optarg, &end, 10);
             if (*end || end == optarg || v < 1 || v > CAPCTL_SECONDS_MAX)
-                return err(DX_USAGE, "--capture=%s: give seconds from 1 to %u", optarg,
+                return shimdump_err(DX_USAGE, "--capture=%s: give seconds from 1 to %u", optarg,
                            CAPCTL_SECONDS_MAX);
             opt.mode = M_CAPTURE;
             opt.capture_s = (unsigned)v;
@@ -1242,23 +1242,23 @@ int main(int argc, char **argv)
         case O_FRAMES: {
             long v = strtol(optarg, &end, 10);
             if (*end || end == optarg || v < 1 || v > 64)
-                return err(DX_USAGE, "--%s=%s: give a count from 1 to 64",
+                return shimdump_err(DX_USAGE, "--%s=%s: give a count from 1 to 64",
                            c == O_TOP ? "top" : "frames", optarg);
             *(c == O_TOP ? &opt.top : &opt.frames) = (int)v;
             break;
         }
         case O_MINAGE:
             if (parse_age(optarg, &opt.min_age_ns) != 0)
-                return err(DX_USAGE, "--min-age=%s: give a duration such as 500ms, 10s or 5m",
+                return shimdump_err(DX_USAGE, "--min-age=%s: give a duration such as 500ms, 10s or 5m",
                            optarg);
             break;
         case O_SINCE:
             if (parse_age(optarg, &opt.since_ns) != 0 || opt.since_ns == 0)
-                return err(DX_USAGE, "--since=%s: give a duration such as 90m, 12h or 3d", optarg);
+                return shimdump_err(DX_USAGE, "--since=%s: give a duration such as 90m, 12h or 3d", optarg);
             break;
         case O_DIR:
             if (strlen(optarg) >= sizeof opt.dir)
-                return err(DX_USAGE, "--dir: the path is too long");
+                return shimdump_err(DX_USAGE, "--dir: the path is too long");
             snprintf(opt.dir, sizeof opt.dir, "%s", optarg);
             break;
         case O_ASCII: opt.ascii = 1; break;
@@ -1270,7 +1270,7 @@ int main(int argc, char **argv)
             else if (!strcmp(optarg, "auto"))
                 opt.color = -1;
             else
-                return err(DX_USAGE, "--color=%s: use auto, always or never", optarg);
+                return shimdump_err(DX_USAGE, "--color=%s: use auto, always or never", optarg);
             break;
         case O_NOCOLOR: opt.color = 0; break;
         case 'h': usage(stdout); return DX_OK;
@@ -1278,15 +1278,15 @@ int main(int argc, char **argv)
         case 'V': printf("shimdump %s (segment format %u, JSON format %d)\n", PACKAGE_VERSION,
                          SEG_VERSION, DUMP_JSON_VERSION); return DX_OK;
         default:
-            return err(DX_USAGE, "%s: unknown option, or a missing value; see shimdump --help",
+            return shimdump_err(DX_USAGE, "%s: unknown option, or a missing value; see shimdump --help",
                        argv[optind - 1]);
         }
     }
     if (modes > 1)
-        return err(DX_USAGE, "choose one of --list, --watch, --events, --json, --prometheus, "
+        return shimdump_err(DX_USAGE, "choose one of --list, --watch, --events, --json, --prometheus, "
                              "--diff, --html, --clean and --capture");
     if (opt.output && opt.mode != M_CAPTURE)
-        return err(DX_USAGE, "--output goes with --capture");
+        return shimdump_err(DX_USAGE, "--output goes with --capture");
     find_dir();
     signal(SIGINT, on_stop);
     signal(SIGTERM, on_stop);
@@ -1300,21 +1300,21 @@ int main(int argc, char **argv)
     case M_LIST:
     case M_CLEAN:
         if (nargs)
-            return err(DX_USAGE, "%s takes no PID or FILE", opt.mode == M_LIST ? "--list" : "--clean");
+            return shimdump_err(DX_USAGE, "%s takes no PID or FILE", opt.mode == M_LIST ? "--list" : "--clean");
         return opt.mode == M_LIST ? do_list() : do_clean();
     case M_PROM:
         return do_prometheus(args, nargs);
     case M_DIFF:
         if (nargs != 2)
-            return err(DX_USAGE, "--diff takes two pids or files");
+            return shimdump_err(DX_USAGE, "--diff takes two pids or files");
         return do_diff(args[0], args[1]);
     case M_HTML:
         if (nargs < 1 || nargs > HTML_INPUTS_MAX)
-            return err(DX_USAGE, "--html takes 1 to %d pids or files", HTML_INPUTS_MAX);
+            return shimdump_err(DX_USAGE, "--html takes 1 to %d pids or files", HTML_INPUTS_MAX);
         return do_html(args, nargs);
     case M_CAPTURE:
         if (nargs != 1 || !is_pid(args[0]))
-            return err(DX_USAGE, "--capture takes one PID");
+            return shimdump_err(DX_USAGE, "--capture takes one PID");
         return capreq_run(strtol(args[0], NULL, 10), opt.capture_s, opt.output, &stop);
     case M_VIEW:
         if (nargs == 0)
@@ -1322,7 +1322,7 @@ int main(int argc, char **argv)
         /* fall through */
     default:
         if (nargs != 1)
-            return err(DX_USAGE, nargs ? "one PID or FILE at a time" : "which PID or FILE?");
+            return shimdump_err(DX_USAGE, nargs ? "one PID or FILE at a time" : "which PID or FILE?");
         if (opt.mode == M_WATCH)
             return do_watch(args[0]);
         if (opt.mode == M_EVENTS)
