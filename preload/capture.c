@@ -81,6 +81,12 @@ static int high_fd(int fd)
 }
 
 /* Whether fd is still the file of identity (dev, ino). */
+static int file_id_ok(int fd, dev_t dev, ino_t ino)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
 #ifdef HAVE_ZSTD
 
 static struct backend_ops cap_ops;             /* the wrappers */
@@ -389,11 +395,6 @@ static void *cap_aligned(size_t align, size_t n)
 
 /* ---- The writer's side (the sampler thread) ---- */
 
-static int file_id_ok(int fd, dev_t dev, ino_t ino)
-{
-    struct stat st;
-    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
-}
 
 /* Writes every full buffer, in each slot's order; with `final`, the
  * partly filled ones too. Sets cw.err on a failed write. Writes nothing
