@@ -53,7 +53,7 @@
 
 /* Read by every wrapper; set by capture_init, read-only after. */
 static const struct backend_ops *inner;        /* record's table */
-static void (*set_table)(const struct backend_ops *table);
+static void (*set_table)(const struct backend_ops *table, const struct backend_ops *cxx);
 static int listen_on;                          /* the `capture` key */
 static uint64_t max_bytes_conf;                /* the `capture_max` key */
 static char conf_text[256];
@@ -89,7 +89,7 @@ static int file_id_ok(int fd, dev_t dev, ino_t ino)
 
 #ifdef HAVE_ZSTD
 
-static struct backend_ops cap_ops;             /* the wrappers */
+static struct backend_ops cap_ops, cap_cxx_ops; /* the wrappers: C's, C++'s */
 
 #define CAP_CHUNK     1024u            /* events a buffer holds: one chunk */
 #define CAP_NBUF      4u               /* buffers per thread */
@@ -393,6 +393,29 @@ static void *cap_aligned(size_t align, size_t n)
     return p;
 }
 
+/* C++'s operators (cxx.c's table while a capture runs): new[] is recorded
+ * as new, and the aligned deletes as delete, as cxx.c serves them. */
+static void *cap_new(size_t n)
+{
+    void *p = inner->malloc(n);
+    cap_put(TRACE_OP_NEW, mono_now(), p, NULL, n, usable_of(p), 0);
+    return p;
+}
+
+static void cap_delete(void *p)
+{
+    if (p != NULL)
+        cap_put(TRACE_OP_DELETE, mono_now(), p, NULL, 0, hot.usable(p), 0);
+    inner->free(p);
+}
+
+static void *cap_new_aligned(size_t align, size_t n)
+{
+    void *p = inner->aligned(align, n);
+    cap_put(TRACE_OP_NEW_ALIGNED, mono_now(), p, NULL, n, usable_of(p), log2_of(align));
+    return p;
+}
+
 /* ---- The writer's side (the sampler thread) ---- */
 
 
@@ -524,7 +547,7 @@ static void cap_finish(uint32_t end)
     struct timespec settle = { 0, CAP_TICK_NS };
 
     __atomic_store_n(&cs.state, CAP_ENDING, __ATOMIC_SEQ_CST);
-    set_table(inner);
+    set_table(inner, inner);
     __atomic_fetch_add(&space, 1, __ATOMIC_RELEASE);
     futex(&space, FUTEX_WAKE, INT32_MAX, NULL);
     /* Every thread that is putting an event finishes it before the last
@@ -704,7 +727,7 @@ static int cap_start(int conn, int fd, const struct capctl_msg *req)
     __atomic_store_n(&exit_asked, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&cs.epoch, cs.epoch + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&cs.state, CAP_ACTIVE, __ATOMIC_RELEASE);
-    set_table(&cap_ops);
+    set_table(&cap_ops, &cap_cxx_ops);
     cap_fill_msg(&m, CAPCTL_STARTED);
     cap_send(&m);
     return 0;
@@ -801,7 +824,7 @@ void capture_fork_child(void)
 {
     rt.cap = NULL;
     if (__atomic_load_n(&cs.state, __ATOMIC_RELAXED) != CAP_IDLE) {
-        set_table(inner);
+        set_table(inner, inner);
         __atomic_store_n(&cs.state, CAP_IDLE, __ATOMIC_RELEASE);
         /* the parent's descriptors, if the numbers are still theirs */
         if (file_id_ok(cw.fd, cw.fd_dev, cw.fd_ino))
@@ -978,7 +1001,7 @@ void capture_poll(void)
 }
 
 void capture_init(const struct conf *c, const struct backend_ops *rec,
-                  void (*set)(const struct backend_ops *table))
+                  void (*set)(const struct backend_ops *table, const struct backend_ops *cxx))
 {
     inner = rec;
     set_table = set;
@@ -993,5 +1016,9 @@ void capture_init(const struct conf *c, const struct backend_ops *rec,
     cap_ops.calloc = cap_calloc;
     cap_ops.realloc = cap_realloc;
     cap_ops.aligned = cap_aligned;
+    cap_cxx_ops = cap_ops;
+    cap_cxx_ops.malloc = cap_new;
+    cap_cxx_ops.free = cap_delete;
+    cap_cxx_ops.aligned = cap_new_aligned;
 #endif
 }

@@ -4,7 +4,9 @@
  * rec.h's, its writer is the sampler thread.
  *
  * Off, it costs nothing on the calls: while no capture runs, the active
- * table is record's own. A capture swaps in a table of wrappers (cap_ops)
+ * tables are record's own. A capture swaps in tables of wrappers (cap_ops
+ * for the C entry points, cap_cxx_ops for C++'s operators, which record
+ * new and delete by their names)
  * that call record's functions and put one struct trace_event each into
  * the calling thread's own buffers (no lock; a thread waits, at most
  * CAP_WAIT_NS, only when all its buffers are full), and swaps record's back
@@ -24,7 +26,7 @@
  * `set_table`, which makes a table the active one (dispatch's). Called
  * once by record_start. */
 void capture_init(const struct conf *c, const struct backend_ops *rec,
-                  void (*set_table)(const struct backend_ops *table));
+                  void (*set_table)(const struct backend_ops *table, const struct backend_ops *cxx));
 
 /* The sampler thread, at its start: listens for shimdump (capctl.h),
  * unless the config says capture:off. */

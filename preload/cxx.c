@@ -59,7 +59,7 @@ static void *new_failed(size_t n, size_t align)
         if (!h)
             break;
         h();
-        p = align ? dispatch_aligned(align, n) : dispatch_malloc(n);
+        p = align ? dispatch_aligned_in(dispatch_cxx(), align, n) : dispatch_cxx()->malloc(n);
         if (p)
             return p;
     }
@@ -98,7 +98,7 @@ static void *nothrow_failed(size_t n, size_t align)
  * align and nothrow, so each entry point keeps one test on its fast path. */
 static inline void *new_common(size_t n, size_t align, int nothrow)
 {
-    void *p = align ? dispatch_aligned(align, n) : dispatch_malloc(n);
+    void *p = align ? dispatch_aligned_in(dispatch_cxx(), align, n) : dispatch_cxx()->malloc(n);
     if (likely(p != NULL))
         return p;
     return nothrow ? nothrow_failed(n, align) : new_failed(n, align);
@@ -226,34 +226,34 @@ SHIM_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const 
 SHIM_EXPORT void _ZdlPv(void *p)
 {
     LIB_DELETE("_ZdlPv", del_t, p);
-    dispatch_free(p);
+    dispatch_free_in(dispatch_cxx(), p);
 }
 SHIM_EXPORT void _ZdaPv(void *p)
 {
     LIB_DELETE("_ZdaPv", del_t, p);
-    dispatch_free(p);
+    dispatch_free_in(dispatch_cxx(), p);
 }
 SHIM_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt)
 {
     LIB_DELETE("_ZdlPvRKSt9nothrow_t", del_nt_t, p, nt);
-    dispatch_free(p);
+    dispatch_free_in(dispatch_cxx(), p);
 }
 SHIM_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt)
 {
     LIB_DELETE("_ZdaPvRKSt9nothrow_t", del_nt_t, p, nt);
-    dispatch_free(p);
+    dispatch_free_in(dispatch_cxx(), p);
 }
 
 /* operator delete(void *, size_t), delete[]: sized */
 SHIM_EXPORT void _ZdlPvm(void *p, size_t n)
 {
     LIB_DELETE("_ZdlPvm", del_n_t, p, n);
-    dispatch_free_sized(p, n);
+    dispatch_free_sized_in(dispatch_cxx(), p, n);
 }
 SHIM_EXPORT void _ZdaPvm(void *p, size_t n)
 {
     LIB_DELETE("_ZdaPvm", del_n_t, p, n);
-    dispatch_free_sized(p, n);
+    dispatch_free_sized_in(dispatch_cxx(), p, n);
 }
 
 /* Aligned deletes: every backend's free() takes its aligned blocks, and a
@@ -261,30 +261,30 @@ SHIM_EXPORT void _ZdaPvm(void *p, size_t n)
 SHIM_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al)
 {
     LIB_DELETE("_ZdlPvSt11align_val_t", del_n_t, p, al);
-    dispatch_free(p);
+    dispatch_free_in(dispatch_cxx(), p);
 }
 SHIM_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al)
 {
     LIB_DELETE("_ZdaPvSt11align_val_t", del_n_t, p, al);
-    dispatch_free(p);
+    dispatch_free_in(dispatch_cxx(), p);
 }
 SHIM_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt)
 {
     LIB_DELETE("_ZdlPvSt11align_val_tRKSt9nothrow_t", del_al_nt_t, p, al, nt);
-    dispatch_free(p);
+    dispatch_free_in(dispatch_cxx(), p);
 }
 SHIM_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt)
 {
     LIB_DELETE("_ZdaPvSt11align_val_tRKSt9nothrow_t", del_al_nt_t, p, al, nt);
-    dispatch_free(p);
+    dispatch_free_in(dispatch_cxx(), p);
 }
 SHIM_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al)
 {
     LIB_DELETE("_ZdlPvmSt11align_val_t", del_n_al_t, p, n, al);
-    dispatch_free(p);
+    dispatch_free_in(dispatch_cxx(), p);
 }
 SHIM_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al)
 {
     LIB_DELETE("_ZdaPvmSt11align_val_t", del_n_al_t, p, n, al);
-    dispatch_free(p);
+    dispatch_free_in(dispatch_cxx(), p);
 }

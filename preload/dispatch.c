@@ -35,15 +35,18 @@ size_t dispatch_pagesize = 4096;
 
 static const struct backend_ops boot_ops;
 const struct backend_ops *dispatch_ops = &boot_ops;
+const struct backend_ops *dispatch_cxx_ops = &boot_ops;
 
-/* record's way to change the active table, stored as init stores it:
- * back to plain forwarding (the backend's table) for a fork child that
- * cannot have a segment of its own, where it runs in the child's fork
- * handler and must not allocate or lock; and a capture's table in and out
- * (capture.h), from the sampler thread. */
-static void set_table(const struct backend_ops *table)
+/* record's way to change the active tables (the C entry points', the C++
+ * operators'), stored as init stores them: back to plain forwarding (the
+ * backend's table) for a fork child that cannot have a segment of its
+ * own, where it runs in the child's fork handler and must not allocate or
+ * lock; and a capture's tables in and out (capture.h), from the sampler
+ * thread. */
+static void set_table(const struct backend_ops *table, const struct backend_ops *cxx)
 {
     __atomic_store_n(&dispatch_ops, table, __ATOMIC_RELEASE);
+    __atomic_store_n(&dispatch_cxx_ops, cxx, __ATOMIC_RELEASE);
 }
 
 static void warn_line(void *ctx, const char *msg)
@@ -114,6 +117,7 @@ int dispatch_init(void)
         }
     }
     warn_other_allocators();
+    __atomic_store_n(&dispatch_cxx_ops, ops, __ATOMIC_RELEASE);
     __atomic_store_n(&dispatch_ops, ops, __ATOMIC_RELEASE);
     __atomic_store_n(&state, ST_READY, __ATOMIC_RELEASE);
 

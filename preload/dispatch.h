@@ -17,10 +17,19 @@
  * Synchronization: stored once with release by the initializing thread,
  * loaded with acquire (a plain load on x86-64) by every call. */
 extern const struct backend_ops *dispatch_ops;
+/* The C++ operators' table: the same as dispatch_ops, but while a capture
+ * runs (capture.h), when it is one whose wrappers record new and delete
+ * by their names. Stored and loaded the same way. */
+extern const struct backend_ops *dispatch_cxx_ops;
 
 static inline const struct backend_ops *dispatch(void)
 {
     return __atomic_load_n(&dispatch_ops, __ATOMIC_ACQUIRE);
+}
+
+static inline const struct backend_ops *dispatch_cxx(void)
+{
+    return __atomic_load_n(&dispatch_cxx_ops, __ATOMIC_ACQUIRE);
 }
 
 /* Starts the backend if nobody has; idempotent. Returns 0 when a backend is
@@ -40,26 +49,38 @@ static inline void *dispatch_malloc(size_t n)
  * (cxx.c); returns the first such operator's symbol, or NULL. */
 const char *cxx_init(void);
 
-static inline void dispatch_free(void *p)
+/* The frees and the aligned allocation, through table t (dispatch() or
+ * dispatch_cxx()). */
+static inline void dispatch_free_in(const struct backend_ops *t, void *p)
 {
     if (unlikely(boot_owns(p)))
         return;
-    dispatch()->free(p);
+    t->free(p);
 }
 
-static inline void dispatch_free_sized(void *p, size_t n)
+static inline void dispatch_free(void *p)
+{
+    dispatch_free_in(dispatch(), p);
+}
+
+static inline void dispatch_free_sized_in(const struct backend_ops *t, void *p, size_t n)
 {
     if (unlikely(p == NULL || boot_owns(p)))
         return;
-    dispatch()->free_sized(p, n);
+    t->free_sized(p, n);
 }
 
 /* Precondition: align is a power of two. */
-static inline void *dispatch_aligned(size_t align, size_t n)
+static inline void *dispatch_aligned_in(const struct backend_ops *t, size_t align, size_t n)
 {
     if (align < sizeof(void *))
         align = sizeof(void *);
-    return dispatch()->aligned(align, n);
+    return t->aligned(align, n);
+}
+
+static inline void *dispatch_aligned(size_t align, size_t n)
+{
+    return dispatch_aligned_in(dispatch(), align, n);
 }
 
 #pragma GCC visibility pop

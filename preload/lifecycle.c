@@ -50,7 +50,7 @@ int with_stacks;
 /* Switches the process to plain forwarding to the backend (record_start's
  * `forward`), for a fork child that cannot have a segment of its own. Set
  * by record_start, read-only after. */
-static void (*to_plain)(const struct backend_ops *backend);
+static void (*to_plain)(const struct backend_ops *table, const struct backend_ops *cxx);
 
 /* ---- fork and exit ---- */
 
@@ -122,7 +122,7 @@ static void fork_child_segment(void)
             close(parent_copy);
         seg_path[0] = '\0';
         log_msg("fork child %d: no memory for its segment; recording stops", (int)getpid());
-        to_plain(be);
+        to_plain(be, be);
         stack_detach();
         return;
     }
@@ -305,7 +305,7 @@ long record_stack_depth(const struct conf *c)
 }
 
 int record_start(const struct conf *c, const struct backend_ops *backend,
-                 void (*forward)(const struct backend_ops *backend),
+                 void (*forward)(const struct backend_ops *table, const struct backend_ops *cxx),
                  const struct backend_ops **ops)
 {
     struct seg_geometry g;

@@ -16,13 +16,14 @@
  * table that wraps `backend`. Called once by the initializing thread, before
  * the first block is handed out. Returns 0, or an errno value after one line
  * on stderr; then the caller keeps `backend` and nothing is recorded.
- * `forward` (not NULL) makes the table it is given the active one: record
+ * `forward` (not NULL) makes the tables it is given (the C entry points',
+ * the C++ operators') the active ones: record
  * calls it in a fork child that cannot have a segment of its own (with
  * `backend`: plain forwarding), from the child's fork handler, so it must
  * not allocate or take a lock; and to swap a capture's table in and out
  * (capture.h). */
 int record_start(const struct conf *c, const struct backend_ops *backend,
-                 void (*forward)(const struct backend_ops *backend),
+                 void (*forward)(const struct backend_ops *table, const struct backend_ops *cxx),
                  const struct backend_ops **ops);
 
 /* The segment's path (named at the first tracked allocation). */

@@ -11,7 +11,8 @@
 # capture refused while one runs, a process without the shim or with
 # capture:off, a dead pid, bad arguments; a capture ended by its time, by
 # the size limit, by a signal to shimdump, and by the process's exit, each
-# leaving a whole trace; and bcsim's 16 busy threads, whose trace replays.
+# leaving a whole trace; C++'s operators by their names; and bcsim's 16
+# busy threads, whose trace replays.
 # No timing is asserted: waits are polls with hang guards.
 . "$TOP_SRCDIR/t/lib.sh"
 
@@ -191,6 +192,31 @@ assert r["exit"] == 0 and r["ops"] == int(sys.argv[2]), r
 assert r["failed"] == 0 and r["lost"] == 0 and r["clobbered"] == 0, r
 ' "$TMP/out" "${ncalls:-0}" >"$d/py" 2>&1
     ok $? "$b: the trace replays under $b, every op done" || { diag "$d/py"; diag "$TMP/err"; }
+done
+
+# C++'s operators, recorded by their names: t/integration/capcxx's window
+# of 100 x new/delete (sized, as g++ makes it), new[]/delete[], an aligned
+# type's new/delete (64) and operator new/sized delete.
+for b in $(backends); do
+    d="$TMP/cxx-$b"
+    mkdir -p "$d"
+    MALLOCSHIM_CONF="backend:$b,sample:1" LD_PRELOAD="$SHIM" "$TOP_BUILDDIR/t/integration/capcxx" "$d" \
+        >"$d/prog.out" 2>&1 &
+    pid=$!
+    wait_for "$d/ready" && listening $pid
+    "$SD" --capture=600 -o "$d/t.trace" $pid >"$d/cap.out" 2>"$d/cap.err" &
+    cpid=$!
+    wait_line "$d/cap.err" "capturing pid $pid" && touch "$d/go" && wait_for "$d/done"
+    kill -TERM $cpid
+    wait $cpid
+    rc=$?
+    touch "$d/quit"
+    wait $pid
+    "$TC" "$d/t.trace" 2>&1 | awk '$1 == "ev" { n[$3 " " $8]++ } END { for (k in n) print k, n[k] }' |
+        sort >"$d/ops"
+    printf '10 0 300\n12 6 100\n14 0 200\n16 0 200\n' | diff - "$d/ops" >"$d/diff"
+    ok $((rc + $?)) "$b: C++'s operators by name: 300 new, 100 aligned new (64), 200 delete, 200 sized delete" ||
+        { diag "$d/diff"; diag "$d/cap.err"; }
 done
 
 # A capture that ends by its time, of a process that calls nothing meanwhile.
