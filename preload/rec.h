@@ -235,13 +235,15 @@ static inline uint64_t addr_hash(const void *p)
     return ((uint64_t)(uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull;
 }
 
-/* The filter's cell of block p: a multiplicative hash of its address (by
- * 16-byte granule, the low 36 bits of the address), one multiply by an
- * immediate and a shift by a constant, for the hot path. The writer's
- * filter always has SEG_FILTER_BITS bits (seg_default_geometry). */
+/* The filter's cell of block p: a multiplicative hash of the low 32 bits of
+ * its address, one multiply by an immediate (straight from the register
+ * that holds p) and a shift by a constant, for the hot path. Blocks are
+ * 8- or 16-byte aligned: the product's low bits are then zero, and the cell
+ * comes from its top bits, which the granule number's bits all reach. The
+ * writer's filter always has SEG_FILTER_BITS bits (seg_default_geometry). */
 static inline uint32_t filter_idx(const void *p)
 {
-    return ((uint32_t)((uintptr_t)p >> 4) * 0x9E3779B1u) >> (32 - SEG_FILTER_BITS);
+    return ((uint32_t)(uintptr_t)p * 0x9E3779B1u) >> (32 - SEG_FILTER_BITS);
 }
 
 /* Counts one more tracked block in p's filter cell. */

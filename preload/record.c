@@ -42,20 +42,22 @@ __thread struct rec_thread rt __attribute__((tls_model("initial-exec")));
 #define KOFF(c) ((size_t)(c) * sizeof(struct seg_counters))
 #define KCLASS(off) ((unsigned)((off) / sizeof(struct seg_counters)))
 _Static_assert(KOFF(SIZECLASS_LAST) <= 0xffff, "a class's offset fits 16 bits");
-/* KOFF(sizeclass_of(u)) for u up to SIZECLASS_BY16_MAX, by 16-byte steps.
- * Filled by rec_ops_init, read-only after. */
-static uint16_t koff_by16[SIZECLASS_BY16_MAX / 16 + 1];
+/* KOFF(sizeclass_of(u)) for every u up to KOFF_U_MAX, indexed by u itself
+ * (16 KiB: on every free, an add and a shift fewer than by 16-byte steps,
+ * and no computed class for the 4 and 8 KiB blocks, whose usable sizes
+ * under glibc are 4104 and 8200). Filled by rec_ops_init, read-only after. */
+#define KOFF_U_MAX 8200
+static uint16_t koff_by_u[KOFF_U_MAX + 1];
 /* For requests up to UC_MAX bytes, where the backend can tell the usable
- * size from the request (usable_for): the usable size and KOFF(class), by
- * 8-byte steps (uc_for[(n + 7) / 8]), so that malloc makes two loads
- * instead of a call and a class lookup. Filled by rec_ops_init from usable_for, and
- * used only if usable_for answers alike for every n of each step
- * (uc_table). Read-only after start. */
+ * size from the request (usable_for): the usable size and KOFF(class) of
+ * every request n, at uc_for[n] (16 KiB), so that malloc makes two loads
+ * instead of a call and a class lookup. Filled by rec_ops_init from
+ * usable_for (uc_table). Read-only after start. */
 #define UC_MAX 4096
 struct uc {
     uint16_t usable, koff;
 };
-static struct uc uc_for[UC_MAX / 8 + 1];
+static struct uc uc_for[UC_MAX + 1];
 static int uc_table;
 
 /* *f += v by the thread that owns the counter, as one add to memory: a
@@ -97,8 +99,8 @@ static void free_slow(void *p, size_t u, unsigned c, int counted);
 /* KOFF of the class of a block of u usable bytes. */
 static inline __attribute__((always_inline)) size_t koff_of(size_t u)
 {
-    if (likely(u <= SIZECLASS_BY16_MAX))
-        return koff_by16[(u + 15) >> 4];
+    if (likely(u <= KOFF_U_MAX))
+        return koff_by_u[u];
     return KOFF(sizeclass_of(u));
 }
 
@@ -108,7 +110,7 @@ static inline __attribute__((always_inline)) size_t koff_of(size_t u)
 static inline __attribute__((always_inline)) size_t uc_of(size_t n, size_t *off)
 {
     if (likely(n <= UC_MAX)) {
-        const struct uc *e = &uc_for[(n + 7) >> 3];
+        const struct uc *e = &uc_for[n];
         *off = e->koff;
         return e->usable;
     }
@@ -144,9 +146,16 @@ static inline __attribute__((always_inline)) void *on_alloc_u(void *p, size_t re
 
 /* Whether p may be tracked: one byte of the counting filter, 0 for nearly
  * every untracked block. */
-static inline int maybe_tracked(const void *p)
+static inline __attribute__((always_inline)) int maybe_tracked(const void *p)
 {
+#if defined(__x86_64__)
+    /* the relaxed load as the operand of a compare: one instruction */
+    int nz;
+    __asm__("cmpb $0, (%1,%2)" : "=@ccne"(nz) : "r"(hot.filter), "r"((uintptr_t)filter_idx(p)));
+    return nz;
+#else
     return __atomic_load_n(&hot.filter[filter_idx(p)], __ATOMIC_RELAXED) != 0;
+#endif
 }
 
 /* malloc, with the usable size and class from the request (uc_of). The
@@ -158,7 +167,7 @@ static void *rec_malloc_table(size_t n)
     struct seg_counters *k = rt.cls;
     if (unlikely(k == NULL || n > UC_MAX))
         return malloc_slow(n);
-    const struct uc *e = &uc_for[(n + 7) >> 3];
+    const struct uc *e = &uc_for[n];
     size_t u = e->usable;
     k = (struct seg_counters *)((char *)k + e->koff);
     own_add(&k->req_bytes, n);
@@ -506,21 +515,15 @@ struct seg_counters *slot_slow(void)
 
 /* ---- The table's start ---- */
 
-/* Fills uc_for from usable_for. Returns 1, or 0 when usable_for does not
- * answer alike for the 8 requests of some step, or gives a usable size
- * that does not fit (then uc_for is not used). */
+/* Fills uc_for from usable_for. Returns 1, or 0 when usable_for gives a
+ * usable size that does not fit (then uc_for is not used). */
 static int uc_fill(size_t (*usable_for)(size_t))
 {
     for (size_t n = 0; n <= UC_MAX; n++) {
         size_t u = usable_for(n);
-        size_t g = (n + 7) >> 3;
         if (u < n || u > 0xffff)
             return 0;
-        struct uc e = { (uint16_t)u, (uint16_t)KOFF(sizeclass_of(u)) };
-        if (n == 0 || (n & 7) == 1)
-            uc_for[g] = e;   /* the first request of its step (0 alone in step 0) */
-        else if (uc_for[g].usable != e.usable || uc_for[g].koff != e.koff)
-            return 0;
+        uc_for[n] = (struct uc){ (uint16_t)u, (uint16_t)KOFF(sizeclass_of(u)) };
     }
     return 1;
 }
@@ -533,9 +536,9 @@ const struct backend_ops *rec_ops_init(const struct backend_ops *backend)
 {
     /* the hot path's classes come from this table (and uc_for, from
      * sizeclass_of, which clamps): each must index a thread's counters */
-    for (size_t i = 0; i < sizeof koff_by16 / sizeof koff_by16[0]; i++) {
-        SHIM_ASSERT(sizeclass_by16[i] < SIZECLASS_COUNT);
-        koff_by16[i] = (uint16_t)KOFF(sizeclass_by16[i]);
+    for (size_t u = 0; u <= KOFF_U_MAX; u++) {
+        SHIM_ASSERT(sizeclass_of(u) < SIZECLASS_COUNT);
+        koff_by_u[u] = (uint16_t)KOFF(sizeclass_of(u));
     }
     hot.malloc = backend->malloc;
     hot.free = backend->free;
