@@ -355,7 +355,12 @@ void copy_write(int mode)
         log_msg("%s is written again", seg_path);
     }
     copy_err = err;
-    if (own)
+    /* Only if the number is still the copy's: a program that closes every
+     * descriptor (with raw system calls, which no wrapper sees) may have
+     * closed ours meanwhile and been given the number again (stacks.sh's
+     * "raw" case, on a loaded machine: a pipe of the program's, closed
+     * here). Not ours any more means ours is closed already. */
+    if (own && same_file(fd))
         close(fd);
 out:
     errno = saved;
