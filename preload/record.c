@@ -151,7 +151,7 @@ static inline __attribute__((always_inline)) int maybe_tracked(const void *p)
 #if defined(__x86_64__)
     /* the relaxed load as the operand of a compare: one instruction */
     int nz;
-    __asm__("cmpb $0, (%1,%2)" : "=@ccne"(nz) : "r"(hot.filter), "r"((uintptr_t)filter_idx(p)));
+    __asm__("cmpb $0, %1" : "=@ccne"(nz) : "m"(hot.filter[filter_idx(p)]));
     return nz;
 #else
     return __atomic_load_n(&hot.filter[filter_idx(p)], __ATOMIC_RELAXED) != 0;
