@@ -66,20 +66,6 @@ static int lfd = -1;
 static dev_t lfd_dev;
 static ino_t lfd_ino;
 
-/* fd moved high (512 and up where the limit allows, else above 2), where
- * the kernel, which hands out the lowest free number, will not soon give
- * a number the program closed of ours to the program's next file. */
-static int high_fd(int fd)
-{
-    if (fd < 0)
-        return fd;
-    int h = fcntl(fd, F_DUPFD_CLOEXEC, 512);
-    if (h < 0)
-        return above_std(fd);
-    close(fd);
-    return h;
-}
-
 /* Whether fd is still the file of identity (dev, ino). */
 static int file_id_ok(int fd, dev_t dev, ino_t ino)
 {

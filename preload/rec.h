@@ -276,6 +276,9 @@ void table_scan(void (*fn)(struct seg_track *e, void *ctx), void *ctx);
 size_t read_proc(const char *path, char *buf, size_t cap);
 /* fd, or a copy of it above 2 (fd closed) when it is 0, 1 or 2; -1 stays -1. */
 int above_std(int fd);
+/* fd moved to 512 or above (fd closed), else as above_std: for every
+ * descriptor the shim holds, however briefly (segfile.c). */
+int high_fd(int fd);
 
 /* Records interval_ms and finds glibc's thread count. Called once by
  * record_start. */

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <linux/futex.h>
 
 #include "capture.h"
@@ -49,17 +50,25 @@ void sampler_init(long interval_ms)
 /* Reads a small /proc file into buf (NUL-terminated); returns its length. */
 size_t read_proc(const char *path, char *buf, size_t cap)
 {
-    int fd = above_std(open(path, O_RDONLY | O_CLOEXEC));
+    struct stat st, now;
+    int fd = high_fd(open(path, O_RDONLY | O_CLOEXEC));
     size_t got = 0;
+    buf[0] = '\0';
     if (fd < 0)
         return 0;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return 0;
+    }
     while (got < cap - 1) {
         ssize_t r = read(fd, buf + got, cap - 1 - got);
         if (r <= 0)
             break;
         got += (size_t)r;
     }
-    close(fd);
+    /* Closed only while it is still ours (segfile.c's copy_write says why). */
+    if (fstat(fd, &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev)
+        close(fd);
     buf[got] = '\0';
     return got;
 }
@@ -351,9 +360,14 @@ static void *sampler_main(void *arg)
      * (a program timing its own malloc+free pairs saw max 3.5-5.2 ms where
      * its usual max is 0.5-0.8 ms, every backend); woken from a sleep, it
      * runs where there is room (max 0.4-1.5 ms in 47 starts of 48, one
-     * 4.1 ms). */
+     * 4.1 ms). In a fork child, a whole interval: most children exec
+     * within milliseconds, and many close every descriptor first
+     * (subprocess's close_fds): a first pass, which names the child's copy,
+     * racing that close would only say why it failed, on the child's
+     * stderr. A child that lives on is named one interval after its first
+     * tracked allocation (shimdump finds it through /proc before). */
     clock_gettime(CLOCK_MONOTONIC, &next);
-    ts_add_ms(&next, interval_ms < 200 ? interval_ms : 200);
+    ts_add_ms(&next, rec_inherited() || interval_ms < 200 ? interval_ms : 200);
     if (!sampler_sleep(&next))
         return NULL;
     clock_gettime(CLOCK_MONOTONIC, &next);

@@ -46,6 +46,22 @@ int above_std(int fd)
     return moved;
 }
 
+/* fd moved high (512 and up where the limit allows, else above 2): the
+ * kernel hands out the lowest free number, so a number of ours that a
+ * program closes behind the wrappers' back (a raw close loop, a fork child
+ * before exec) is not soon given to the program's next file, where a
+ * pwrite or a read of ours meant for our own file would land. */
+int high_fd(int fd)
+{
+    if (fd < 0)
+        return fd;
+    int h = fcntl(fd, F_DUPFD_CLOEXEC, 512);
+    if (h < 0)
+        return above_std(fd);
+    close(fd);
+    return h;
+}
+
 /* Removes `path` if it is a regular file of ours that no live process
  * holds: left by an earlier image of this pid (an exec) or by a dead process
  * whose pid came round again. Every live writer holds a shared flock on its
@@ -54,7 +70,7 @@ int above_std(int fd)
 int remove_stale(const char *path)
 {
     struct stat st, fst;
-    int fd = above_std(open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)), gone = 0;
+    int fd = high_fd(open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)), gone = 0;
     if (fd < 0)
         return 0;
     if (fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_uid == geteuid() &&
@@ -69,7 +85,7 @@ int remove_stale(const char *path)
  * file itself (then *named is set); never descriptor 0, 1 or 2. */
 int create_segment(const char *dir, const char *path, int *named)
 {
-    int fd = above_std(open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+    int fd = high_fd(open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
     *named = 0;
     if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
         return fd;
@@ -77,7 +93,7 @@ int create_segment(const char *dir, const char *path, int *named)
     for (int attempt = 0; attempt < 2; attempt++) {
         fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0) {
-            if ((fd = above_std(fd)) < 0)
+            if ((fd = high_fd(fd)) < 0)
                 unlink(path);
             break;
         }
@@ -200,7 +216,7 @@ void *live_create(size_t size, int *fd, int from_fd)
     *fd = (int)syscall(SYS_memfd_create, "mallocshim", MFD_CLOEXEC | MFD_ALLOW_SEALING | 0x0008U);
     if (*fd < 0 && errno == EINVAL)
         *fd = (int)syscall(SYS_memfd_create, "mallocshim", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    *fd = above_std(*fd);
+    *fd = high_fd(*fd);
     if (*fd >= 0) {
         /* From a fork's parent: its data written in (pwrite allocates the
          * pages as it goes; copying through a new mapping would fault each
@@ -242,7 +258,7 @@ static int copy_reopen(void)
     struct stat st;
     if (published != 1)
         return 0;
-    int fd = above_std(open(seg_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+    int fd = high_fd(open(seg_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
     if (fd < 0)
         return 0;
     if (fstat(fd, &st) != 0 || st.st_ino != seg_ino || st.st_dev != seg_dev) {
@@ -267,7 +283,7 @@ static int copy_open(int *own)
         copy_reopen();   /* for the lock that says "alive" */
     if (published != 1)
         return same_file(seg_fd) ? seg_fd : -1;
-    int fd = above_std(open(seg_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+    int fd = high_fd(open(seg_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
     if (fd < 0 && (errno == EACCES || errno == EPERM) && same_file(seg_fd))
         return seg_fd;   /* a process that became another user: the one it opened */
     if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_ino != seg_ino || st.st_dev != seg_dev)) {
@@ -400,6 +416,12 @@ void publish(void)
     }
     /* A name is only ever given to a complete copy. */
     copy_write(COPY_NOW);
+    if (!same_file(seg_fd)) {
+        /* Closed while it was written (a fork child closing every
+         * descriptor before exec): copy_write said so, in one line. */
+        published = -1;
+        goto done;
+    }
     fmt_buf(proc, sizeof proc, "/proc/self/fd/%d", seg_fd);
     for (int attempt = 0; attempt < 2; attempt++) {
         /* The /proc link is the way that needs no privilege; the fallback
