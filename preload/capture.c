@@ -334,7 +334,7 @@ static inline size_t usable_of(void *p)
     return p ? hot.usable(p) : 0;
 }
 
-/* Allocations are stamped after the call returned; frees and reallocs
+/* Allocations and reallocs are stamped after the call returned; frees
  * before the call (trace.h). */
 static void *cap_malloc(size_t n)
 {
@@ -365,10 +365,9 @@ static void *cap_calloc(size_t n, size_t size)
 
 static void *cap_realloc(void *p, size_t n)
 {
-    uint64_t t = mono_now();
     size_t ou = usable_of(p);
     void *q = inner->realloc(p, n);
-    cap_put(TRACE_OP_REALLOC, t, q, p, n, ou, 0);
+    cap_put(TRACE_OP_REALLOC, mono_now(), q, p, n, ou, 0);
     return q;
 }
 

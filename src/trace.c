@@ -318,9 +318,9 @@ int trace_check_header(const void *p, size_t len, uint64_t file_size, struct tra
     memcpy(&v, b + offsetof(struct trace_header, version), sizeof v);
     if (version_out)
         *version_out = v;
-    if (v != TRACE_VERSION)
-        return bad(why, whylen, ENOTSUP, "trace format %u, this shimreplay reads format %u", v,
-                   TRACE_VERSION);
+    if (v < TRACE_VERSION_MIN || v > TRACE_VERSION)
+        return bad(why, whylen, ENOTSUP, "trace format %u, this shimreplay reads formats %u to %u", v,
+                   TRACE_VERSION_MIN, TRACE_VERSION);
     if (len < sizeof *out)
         return bad(why, whylen, ENODATA, "truncated: the file ends inside the header (%zu bytes)", len);
     memcpy(out, b, sizeof *out);

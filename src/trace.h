@@ -29,13 +29,21 @@
  *   tools/replayplan.c): a few thousand events a chunk (4096: 160 KiB)
  *   keeps that small.
  * - t_ns is CLOCK_MONOTONIC minus the header's start_mono_ns, read by the
- *   calling thread: after the allocator returned, for an allocation; before
- *   the allocator is called, for a free and for a realloc. A block can
- *   then be freed only after its allocation in time, and its address
- *   reused only after its free, so events sorted by time pair each free
- *   with its allocation. (A realloc, stamped before its call, may list a
- *   new address that another thread frees a moment later: readers pair a
- *   free with the OLDEST live block at its address.)
+ *   calling thread: before the allocator is called, for a free; after it
+ *   returned, for an allocation and for a realloc. A block is freed only
+ *   after its allocation in time, and its address given again only after
+ *   its free, so events sorted by time pair each free with its allocation.
+ *   A realloc is the one call that both frees and allocates: stamped after
+ *   its call (so that the block it returns is never listed before the
+ *   free that let it go), its old block may be given to another thread,
+ *   and even freed by it, before the realloc's own time. So readers pair:
+ *   a free with the NEWEST live block at its address (an older one there
+ *   is the old block of a realloc still under way); a realloc's old block
+ *   with the OLDEST. Exact unless two reallocs of one address overlap.
+ *   (Format 1 stamped a realloc before its call, and paired every free
+ *   with the OLDEST block: wrong when, while the realloc waited, another
+ *   thread both got and freed the address it then returned. Readers still
+ *   read format 1 that way.)
  * - The starting heap is taken at the same instant as start_mono_ns
  *   (exactly, from the segment's counters: live count and live usable
  *   bytes per class). A free of a block allocated before the capture
@@ -56,7 +64,8 @@
 #include "sizeclass.h"
 
 #define TRACE_MAGIC         0x314543415254534dULL   /* "MSTRACE1" */
-#define TRACE_VERSION       1u
+#define TRACE_VERSION       2u
+#define TRACE_VERSION_MIN   1u                      /* the oldest a reader reads */
 #define TRACE_CHUNK_MAGIC   0x4354534du             /* "MSTC" */
 #define TRACE_TRAILER_MAGIC 0x4554534du             /* "MSTE" */
 

@@ -186,17 +186,22 @@ static int live_add(struct build *b, uint32_t e)
     return 0;
 }
 
-/* Takes the oldest live entry of id out of its chain; NIL when none. */
-static uint32_t live_take(struct build *b, uint64_t id)
+/* Takes the oldest live entry of id (with `newest`, the newest) out of
+ * its chain; NIL when none. Which one a call takes: trace.h's t_ns. */
+static uint32_t live_take(struct build *b, uint64_t id, int newest)
 {
-    uint32_t *at = &b->buckets[bucket_of(b, id)];
+    uint32_t *at = &b->buckets[bucket_of(b, id)], *found = NULL;
     for (; *at != NIL; at = &b->live[*at].next)
         if (b->live[*at].id == id) {
-            uint32_t e = *at;
-            *at = b->live[e].next;
-            return e;
+            found = at;
+            if (!newest)
+                break;
         }
-    return NIL;
+    if (!found)
+        return NIL;
+    uint32_t e = *found;
+    *found = b->live[e].next;
+    return e;
 }
 
 static void live_release(struct build *b, uint32_t e)
@@ -319,19 +324,20 @@ static unsigned free_kind(unsigned op, unsigned made, int *sized, int *aligned)
     return arr ? TRACE_OP_DELETE_ARRAY : TRACE_OP_DELETE;
 }
 
-/* The block an event frees (free, or a realloc's old block): from the
- * live blocks, or the starting heap, or an orphan. Sets *slot, the wait in
- * *op, and *e (the live entry, released by the caller; NIL for the
- * starting heap or an orphan, whose size goes to *start_size). */
-static int take_block(struct build *b, uint32_t ti, uint64_t id, uint32_t usable, struct plan_op *op,
-                      uint32_t *e, uint64_t *start_size)
+/* The block an event frees (free, or a realloc's old block: `newest` for
+ * a free in format 2 and later, trace.h): from the live blocks, or the
+ * starting heap, or an orphan. Sets *slot, the wait in *op, and *e (the
+ * live entry, released by the caller; NIL for the starting heap or an
+ * orphan, whose size goes to *start_size). */
+static int take_block(struct build *b, uint32_t ti, uint64_t id, uint32_t usable, int newest,
+                      struct plan_op *op, uint32_t *e, uint64_t *start_size)
 {
     struct pthread_ *t = &b->th[ti];
     unsigned c;
     uint32_t slot = PLAN_NONE;
     int rc;
 
-    *e = live_take(b, id);
+    *e = live_take(b, id, newest);
     if (*e != NIL) {
         struct live *l = &b->live[*e];
         op->slot = l->slot;
@@ -430,7 +436,8 @@ static int step(struct build *b, uint32_t ti, const struct trace_event *ev)
             op.kind = (uint8_t)free_kind(ev->op, 0, &sized, &aligned);
             return emit(b, t, &op);
         }
-        if ((rc = take_block(b, ti, ev->id, ev->usable, &op, &e, &start_size)) != 0)
+        if ((rc = take_block(b, ti, ev->id, ev->usable, b->f->hdr.version >= 2, &op, &e,
+                             &start_size)) != 0)
             return rc;
         op.kind = (uint8_t)free_kind(ev->op, e != NIL ? b->live[e].op : 0, &sized, &aligned);
         if (sized)
@@ -460,7 +467,7 @@ static int step(struct build *b, uint32_t ti, const struct trace_event *ev)
             b->st->failed++;
             return 0;
         }
-        if ((rc = take_block(b, ti, ev->aux, ev->usable, &op, &e, &start_size)) != 0)
+        if ((rc = take_block(b, ti, ev->aux, ev->usable, 0, &op, &e, &start_size)) != 0)
             return rc;
         op.old_slot = op.slot;
         op.size = ev->size;

@@ -55,6 +55,13 @@ python3 "$TMP/compare.py" "$TMP/info.json" "$TMP/expect" >"$TMP/py" 2>&1
 ok $? "--info --json: events, chunks, threads, ops, failed, cross-thread frees, starting heap, peak and end live bytes as the workload made them" ||
     diag "$TMP/py"
 
+# A trace of format 1 (its reallocs stamped before the call), written by
+# the mktrace of then (t/replay/v1.trace, with the figures it gave): still
+# read, its frees paired as that format says.
+check "$SR" --info --json "$TOP_SRCDIR/t/replay/v1.trace" &&
+    python3 "$TMP/compare.py" "$TMP/out" "$TOP_SRCDIR/t/replay/v1.expect" >"$TMP/py" 2>&1
+ok $? "a trace of format 1: read, with the figures it was made with" || diag "$TMP/py"
+
 check "$SR" --info "$TR"
 grep -q "^cross-thread $(sed -n 's/^cross_thread //p' "$TMP/expect") frees" "$TMP/out" &&
     grep -q "^live bytes   peak $(sed -n 's/^peak_live_bytes //p' "$TMP/expect") " "$TMP/out"
@@ -157,7 +164,7 @@ printf 'X' | dd of="$TMP/head.trace" bs=1 seek=200 conv=notrunc 2>/dev/null
 one_line 5 ".*head.trace: corrupt header: checksum mismatch" "a trace with a byte changed in its header" "$SR" "$TMP/head.trace"
 cp "$TR" "$TMP/v9.trace"
 printf '\011' | dd of="$TMP/v9.trace" bs=1 seek=8 conv=notrunc 2>/dev/null
-one_line 4 ".*v9.trace: trace format 9, this shimreplay reads format 1" "a trace of another format version" "$SR" "$TMP/v9.trace"
+one_line 4 ".*v9.trace: trace format 9, this shimreplay reads formats 1 to 2" "a trace of another format version" "$SR" "$TMP/v9.trace"
 one_line 5 ".*: not a mallocshim trace (bad magic number)" "a foreign file" "$SR" "$TMP/compare.py"
 : >"$TMP/empty.trace"
 one_line 5 ".*empty.trace: not a mallocshim trace (empty file)" "an empty file" "$SR" "$TMP/empty.trace"

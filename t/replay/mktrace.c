@@ -6,8 +6,9 @@
  * the sized and aligned deletes); a starting heap of blocks made before
  * the capture (the cache starts full of them) that the trace partly frees;
  * and the awkward cases: calls that failed, realloc(p, 0), free(NULL), a
- * free of a block nobody made (an orphan), and a realloc that returns an
- * address whose old block another thread frees a moment later.
+ * free of a block nobody made (an orphan), and a realloc stamped late
+ * (after its call, trace.h) whose old block another thread was given, and
+ * kept or freed, before the realloc's time.
  * Usage: mktrace [--seed=S] [--threads=N] [--events=N] [--cache=BLOCKS]
  *                [--chunk=EVENTS] [--level=ZSTD_LEVEL] [--expect=FILE] OUT
  * The writer runs with this program's malloc family made to abort: it must
@@ -403,20 +404,37 @@ static void odd_op(uint32_t ti)
         t->small[t->nsmall++] = b;
         break;
     }
-    default: { /* a realloc returns the address of a block another thread
-                * frees just after (its free was stamped late) */
+    default: { /* a realloc stamped late: its old block's address was
+                * given to another thread, which kept it or freed it, before
+                * the realloc's time (as another thread's block, neither
+                * is a cross-thread free) */
         uint32_t o = (uint32_t)((ti + 1) % g.nth);
         struct gthread *u = &g.th[o];
-        struct block old;
-        if (o == ti || !t->nsmall || !u->nsmall || t->small[0].op != TRACE_OP_MALLOC)
+        struct block *b = &t->small[0];
+        if (o == ti || !t->nsmall || u->nsmall == SMALL_MAX || b->op != TRACE_OP_MALLOC)
             return;
-        old = u->small[u->nsmall - 1];
-        u->nsmall--;
-        re(ti, &t->small[0], t->small[0].req + 64, old.id);
-        unmake(o, &old);
-        /* unmake returned old.id to the pool, but the realloc'ed block
-         * lives there now: take it back out */
-        g.npool--;
+        uint64_t req = range(16, 256);
+        struct block got = { b->id, req, usable_of(req), o, TRACE_OP_MALLOC, 0 };
+        int keep = (int)(rnd() % 2);
+        e.op = TRACE_OP_MALLOC;
+        e.id = got.id;
+        e.size = req;
+        e.usable = got.usable;
+        emit(o, e);
+        live_add(req);
+        if (!keep) {
+            struct trace_event f = { 0 };
+            f.op = TRACE_OP_FREE;
+            f.id = got.id;
+            f.usable = got.usable;
+            emit(o, f);
+            g.diff -= (int64_t)req;
+        }
+        re(ti, b, b->req + 64, new_addr(b->req + 64));
+        if (keep) {
+            g.npool--;   /* re gave the old address back to the pool: o has it */
+            u->small[u->nsmall++] = got;
+        }
         break;
     }
     }
