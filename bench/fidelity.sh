@@ -18,7 +18,8 @@
 # the run and lasts CAPTURE seconds.
 #
 # Usage: bench/fidelity.sh bcsim|dbbench [ROUNDS]   (from the build directory)
-# Environment: CAPTURE (20), CAPTURE_AT (1), THREADS (16); bcsim: CACHE
+# Environment: CAPTURE (20), CAPTURE_AT (1), THREADS (16), PACE (set: the
+# replays with --pace, each call at its captured time); bcsim: CACHE
 # (256M); dbbench: as bench/dbbench.sh (DBBENCH_DB, DBBENCH_NUM,
 # DBBENCH_CACHE).
 set -eu
@@ -109,7 +110,7 @@ while [ $r -le "$rounds" ]; do
     echo "fidelity: $work round $r: captured under glibc, replayed under each config" >&2
     run "backend:glibc,record:on" "$W/cap.$r" capture
     cat "$W/cap.out" >&2
-    "$sr" --all --touch=all --json -q "$W/trace" >"$W/replay.$r.json"
+    "$sr" --all --touch=all ${PACE:+--pace} --json -q "$W/trace" >"$W/replay.$r.json"
     r=$((r + 1))
 done
 

@@ -413,6 +413,7 @@ static int step(struct build *b, uint32_t ti, const struct trace_event *ev)
     memset(&op, 0, sizeof op);
     op.dep_thread = PLAN_NONE;
     op.slot = op.old_slot = PLAN_NONE;
+    op.t_ns = t->t;   /* set_time's, for this event */
     op.kind = ev->op;
     op.flags = ev->flags;
     switch (trace_op_kind(ev->op)) {

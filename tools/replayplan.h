@@ -39,7 +39,7 @@
 
 #include "traceread.h"
 
-#define PLAN_MAGIC     0x314e414c5053534dULL   /* "MSSPLAN1" */
+#define PLAN_MAGIC     0x324e414c5053534dULL   /* "MSSPLAN2" */
 #define PLAN_NONE      UINT32_MAX              /* no slot, no thread */
 #define PLAN_BLOCK_OPS 2048u                   /* ops per block of the file */
 
@@ -58,6 +58,9 @@ struct plan_op {
     uint64_t size;             /* bytes; calloc: the element size */
     uint64_t n;                /* calloc: elements; PLAN_START_RUN: blocks */
     uint64_t dep_index;        /* wait until thread dep_thread has done main op dep_index */
+    uint64_t t_ns;             /* a main op's time in the trace, since the capture's start
+                                  (in the merged order: never going back within a thread);
+                                  0 in a prelude */
     uint32_t dep_thread;       /* PLAN_NONE: no wait */
     uint32_t slot;
     uint32_t old_slot;
@@ -118,7 +121,7 @@ struct plan_block {
     uint32_t prelude;          /* 1: prelude ops, 0: main ops */
 };
 
-_Static_assert(sizeof(struct plan_op) == 40, "plan_op layout");
+_Static_assert(sizeof(struct plan_op) == 48, "plan_op layout");
 
 /* Called now and then while plan_build reads the trace: events done of
  * total. */

@@ -357,6 +357,34 @@ static void main_op(struct rthread *me, const struct plan_op *op)
     }
 }
 
+/* --pace: the first thread past the start sets the origin; the others
+ * take it. `pacing` counts the threads asleep until their op's time, for
+ * the watchdog (a quiet stretch of the trace is no stall). */
+static _Atomic uint64_t pace_t0;
+static _Atomic uint32_t pacing;
+
+/* Under 20 us early, an op goes now: a sleep that short oversleeps anyway. */
+#define PACE_MIN_NS 20000ull
+
+/* Waits until the op's time (t_ns after the origin). */
+static void pace_to(struct rthread *me, uint64_t t_ns)
+{
+    uint64_t t0 = atomic_load_explicit(&pace_t0, memory_order_relaxed), now = now_ns(), at;
+    if (!t0) {
+        uint64_t none = 0;
+        t0 = atomic_compare_exchange_strong(&pace_t0, &none, now) ? now : none;
+    }
+    at = t0 + t_ns;
+    if (now + PACE_MIN_NS >= at)
+        return;
+    publish(me);   /* whoever waits for me must not wait on ops I did */
+    atomic_fetch_add(&pacing, 1);
+    struct timespec ts = { (time_t)(at / 1000000000ull), (long)(at % 1000000000ull) };
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+    atomic_fetch_sub(&pacing, 1);
+}
+
 static void hang(void)
 {
     for (;;)
@@ -392,6 +420,8 @@ static void *thread_main(void *arg)
                 publish(me);
                 hang();
             }
+            if (g.o->pace)
+                pace_to(me, me->buf[j].t_ns);
             main_op(me, &me->buf[j]);
             atomic_store_explicit(&me->done, i + 1, memory_order_release);
             if (++me->unpublished == PUBLISH_EVERY)
@@ -570,7 +600,7 @@ int replay_run(int plan_fd, const struct replay_opts *o)
         if (finished == g.nth)
             break;
         now = now_ns();
-        if (done != last) {
+        if (done != last || atomic_load(&pacing)) {
             last = done;
             last_change = now;
         } else if (now - last_change >= (uint64_t)o->stall_s * 1000000000ull) {

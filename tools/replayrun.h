@@ -18,7 +18,10 @@ enum replay_touch {
 
 struct replay_opts {
     int touch;                 /* enum replay_touch */
-    unsigned stall_s;          /* give up after this long without an op done */
+    unsigned stall_s;          /* give up after this long without an op done (or
+                                  a thread waiting for its time, with pace) */
+    int pace;                  /* each main op waits for its time in the trace,
+                                  counted from the first thread's start */
     int report_fd;             /* progress and the result go here, as lines */
     const char *backend;       /* the backend the shim must be serving */
 };

@@ -45,10 +45,11 @@ static struct {
     const char *conf;
     int all, json, info, quiet;
     int touch;
+    int pace;
     unsigned stall_s;
     int progress;              /* stderr is a terminal, and not --quiet */
     char lib[PATH_MAX];
-} opt = { "glibc", 0, "", 0, 0, 0, 0, REPLAY_TOUCH_FIRST, 60, 0, "" };
+} opt = { "glibc", 0, "", 0, 0, 0, 0, REPLAY_TOUCH_FIRST, 0, 60, 0, "" };
 
 static int err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int err(int code, const char *fmt, ...)
@@ -242,7 +243,7 @@ static int read_reports(int fd, const struct config *c, struct replay_result *r)
 
 static int run_one(int plan_fd, const struct config *c, struct replay_result *r)
 {
-    char pairs[1024], a_plan[16], a_report[16], a_touch[8], a_stall[16];
+    char pairs[1024], a_plan[16], a_report[16], a_touch[8], a_stall[16], a_pace[4];
     char **env = worker_env(c, pairs, sizeof pairs);
     int p[2], status, got;
     pid_t pid;
@@ -257,6 +258,7 @@ static int run_one(int plan_fd, const struct config *c, struct replay_result *r)
     snprintf(a_report, sizeof a_report, "%d", p[1]);
     snprintf(a_touch, sizeof a_touch, "%d", opt.touch);
     snprintf(a_stall, sizeof a_stall, "%u", opt.stall_s);
+    snprintf(a_pace, sizeof a_pace, "%d", opt.pace);
     fflush(NULL);
     pid = fork();
     if (pid < 0) {
@@ -267,7 +269,7 @@ static int run_one(int plan_fd, const struct config *c, struct replay_result *r)
     }
     if (pid == 0) {
         char *argv[] = { "shimreplay", "--worker", a_plan, a_report, a_touch, a_stall,
-                         (char *)c->backend, NULL };
+                         (char *)c->backend, a_pace, NULL };
         fcntl(plan_fd, F_SETFD, 0);
         fcntl(p[1], F_SETFD, 0);
         execve("/proc/self/exe", argv, env);
@@ -364,8 +366,8 @@ static void print_json(const char *path, const struct trace_file *f, const struc
             const struct replay_result *r = &u->r;
             printf("%s\n  {\"config\": ", i ? "," : "");
             json_str(u->cfg.name);
-            printf(", \"backend\": \"%s\", \"arenas\": %ld, \"exit\": %d", u->cfg.backend,
-                   u->cfg.arenas, u->rc);
+            printf(", \"backend\": \"%s\", \"arenas\": %ld, \"paced\": %s, \"exit\": %d",
+                   u->cfg.backend, u->cfg.arenas, opt.pace ? "true" : "false", u->rc);
             if (u->rc == DX_OK)
                 printf(", \"peak_rss_bytes\": %" PRIu64 ", \"end_rss_bytes\": %" PRIu64
                        ", \"base_rss_bytes\": %" PRIu64 ", \"peak_live_bytes\": %" PRIu64
@@ -414,9 +416,9 @@ static void print_table(const char *path, const struct trace_file *f, const stru
 {
     char a[32], b[32], c[32];
     printf("%s: %u threads, %" PRIu64 " ops over %.1f s; live bytes: peak %s, end %s; "
-           "starting heap %s\n\n", path, f->nthreads, s->ops, (double)s->duration_ns / 1e9,
+           "starting heap %s%s\n\n", path, f->nthreads, s->ops, (double)s->duration_ns / 1e9,
            size_str(a, sizeof a, s->peak_live), size_str(b, sizeof b, s->end_live),
-           size_str(c, sizeof c, s->start_bytes));
+           size_str(c, sizeof c, s->start_bytes), opt.pace ? "; paced at the trace's times" : "");
     printf("%-16s %11s %11s %9s %9s %11s\n", "config", "peak RSS", "end RSS", "RSS/live", "RSS/live",
            "ops/s");
     printf("%-16s %11s %11s %9s %9s %11s\n", "", "", "", "at peak", "at end", "");
@@ -451,6 +453,8 @@ static void usage(FILE *f)
           "                        syntax), such as jemalloc.dirty_decay_ms:1000\n"
           "  -t, --touch=WHAT      first: write the first 64 bytes of each block (default);\n"
           "                        all: write every page of it; none\n"
+          "      --pace            each thread's calls at their times in the trace (a\n"
+          "                        replay as long as the capture), not as fast as it goes\n"
           "      --stall=SEC       give up when no op is done for SEC seconds (60)\n"
           "  -i, --info            what the trace holds; replay nothing\n"
           "  -j, --json            the report as JSON\n"
@@ -479,11 +483,13 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 static int worker_main(char **argv)
 {
     struct replay_opts o;
-    long plan, rep, touch, stall;
+    long plan, rep, touch, stall, pace;
     if (parse_long(argv[2], 0, INT_MAX, &plan) || parse_long(argv[3], 0, INT_MAX, &rep) ||
-        parse_long(argv[4], 0, 2, &touch) || parse_long(argv[5], 1, 86400, &stall))
+        parse_long(argv[4], 0, 2, &touch) || parse_long(argv[5], 1, 86400, &stall) ||
+        parse_long(argv[7], 0, 1, &pace))
         return err(DX_USAGE, "--worker: bad arguments (it is shimreplay's own)");
     o.touch = (int)touch;
+    o.pace = (int)pace;
     o.stall_s = (unsigned)stall;
     o.report_fd = (int)rep;
     o.backend = argv[6];
@@ -492,7 +498,7 @@ static int worker_main(char **argv)
 
 int main(int argc, char **argv)
 {
-    enum { O_STALL = 256 };
+    enum { O_STALL = 256, O_PACE };
     static const struct option longopts[] = {
         { "backend", required_argument, NULL, 'b' },
         { "arenas", required_argument, NULL, 'a' },
@@ -500,6 +506,7 @@ int main(int argc, char **argv)
         { "conf", required_argument, NULL, 'c' },
         { "touch", required_argument, NULL, 't' },
         { "stall", required_argument, NULL, O_STALL },
+        { "pace", no_argument, NULL, O_PACE },
         { "info", no_argument, NULL, 'i' },
         { "json", no_argument, NULL, 'j' },
         { "quiet", no_argument, NULL, 'q' },
@@ -515,7 +522,7 @@ int main(int argc, char **argv)
     int c, ncfg = 0, rc, plan_fd, worst = DX_OK, set_backend = 0, set_arenas = 0;
     long v;
 
-    if (argc == 7 && !strcmp(argv[1], "--worker"))
+    if (argc == 8 && !strcmp(argv[1], "--worker"))
         return worker_main(argv);
     opterr = 0;
     while ((c = getopt_long(argc, argv, "b:a:Ac:t:ijqhV", longopts, NULL)) != -1) {
@@ -560,6 +567,7 @@ int main(int argc, char **argv)
         case 'i': opt.info = 1; break;
         case 'j': opt.json = 1; break;
         case 'q': opt.quiet = 1; break;
+        case O_PACE: opt.pace = 1; break;
         case 'h': usage(stdout); return DX_OK;
         case 'V':
             printf("shimreplay %s (trace format %u)\n", PACKAGE_VERSION, TRACE_VERSION);

@@ -5,7 +5,8 @@
 # build has (the shim's own verbose line says which served it) doing every
 # op, with the exact peak and end live bytes, no free that found its block
 # missing (each cross-thread free waited for its allocation) and, with
-# --touch=all, an end RSS that holds the live bytes; --all's table and JSON;
+# --touch=all, an end RSS that holds the live bytes; --pace; --all's table
+# and JSON;
 # the stall guard; and the documented exit code and one line for a
 # truncated, corrupt, foreign or other-version file, a missing file or
 # shim, and bad options.
@@ -81,6 +82,28 @@ done
 check "$SR" --touch=all --json "$TR"
 python3 "$TMP/compare.py" "$TMP/out" "$TMP/expect" 0 touch-all >"$TMP/py" 2>&1
 ok $? "--touch=all: the end RSS holds every live byte" || diag "$TMP/py"
+
+# --pace: each call at its time in the trace. A trace of about 1 s
+# (events 1..100 us apart): every op, the exact live bytes, and a replay
+# that cannot have ended before its last call's time (a bound that holds on
+# any machine, however slow: no op goes more than 20 us early).
+check "$MK" --seed=3 --threads=4 --events=20000 --cache=500 --gap=100000 --expect="$TMP/pexpect" "$TMP/p.trace" &&
+    check "$SR" --pace --json "$TMP/p.trace" && cp "$TMP/out" "$TMP/p.json" &&
+    python3 - "$TMP/p.json" "$TMP/pexpect" >"$TMP/py" 2>&1 <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = {k: int(v) for k, v in (l.split() for l in open(sys.argv[2]))}
+t, r = d["trace"], d["runs"][0]
+assert r["paced"] is True and r["exit"] == 0, r
+assert r["ops"] == want["ops"] and r["peak_live_bytes"] == want["peak_live_bytes"], (r, want)
+assert r["end_live_bytes"] == want["end_live_bytes"] and r["lost"] == 0, (r, want)
+assert t["duration_ns"] > 0.9e9, t["duration_ns"]
+assert r["seconds"] >= 0.9 * t["duration_ns"] / 1e9, (r["seconds"], t["duration_ns"])
+EOF
+ok $? "--pace: every op at its time, exact live bytes, no sooner than the trace's length" ||
+    diag "$TMP/py"
+check "$SR" --pace "$TMP/p.trace" && grep -q "; paced at the trace's times$" "$TMP/out"
+ok $? "--pace: the table says so"
 
 # --all: a fresh process per config, one table and one JSON list.
 configs="glibc|glibc arenas:1|glibc arenas:2|glibc arenas:4"

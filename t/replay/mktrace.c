@@ -10,7 +10,7 @@
  * (after its call, trace.h) whose old block another thread was given, and
  * kept or freed, before the realloc's time.
  * Usage: mktrace [--seed=S] [--threads=N] [--events=N] [--cache=BLOCKS]
- *                [--chunk=EVENTS] [--level=ZSTD_LEVEL] [--expect=FILE] OUT
+ *                [--chunk=EVENTS] [--level=ZSTD_LEVEL] [--gap=NS] [--expect=FILE] OUT
  * The writer runs with this program's malloc family made to abort: it must
  * not allocate.
  * --expect writes "key value" lines: events, chunks, threads, ops, failed,
@@ -104,6 +104,7 @@ static struct {
     struct block *start_small; /* small blocks of the starting heap, not freed yet */
     uint64_t nstart_small;
     uint64_t t;                /* the virtual clock, ns */
+    uint64_t gap;              /* each event 1..gap ns after the one before */
     uint64_t next_addr;
     uint64_t *pool;            /* addresses freed, for reuse (LIFO) */
     uint64_t npool, cappool;
@@ -182,7 +183,7 @@ static void flush(uint32_t ti)
 static void emit(uint32_t ti, struct trace_event e)
 {
     struct gthread *t = &g.th[ti];
-    g.t += range(1, 200);
+    g.t += range(1, g.gap);
     e.t_ns = g.t;
     t->buf[t->n++] = e;
     t->events++;
@@ -471,6 +472,7 @@ int main(int argc, char **argv)
         { "cache", required_argument, NULL, 'c' },
         { "chunk", required_argument, NULL, 'k' },
         { "level", required_argument, NULL, 'l' },
+        { "gap", required_argument, NULL, 'g' },
         { "expect", required_argument, NULL, 'x' },
         { NULL, 0, NULL, 0 },
     };
@@ -485,6 +487,7 @@ int main(int argc, char **argv)
     g.events_max = 200000;
     g.cache_cap = 2000;
     g.chunk = 512;
+    g.gap = 200;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
         case 's': seed = strtoull(optarg, NULL, 10); break;
@@ -493,12 +496,14 @@ int main(int argc, char **argv)
         case 'c': g.cache_cap = strtoull(optarg, NULL, 10); break;
         case 'k': g.chunk = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'l': level = atoi(optarg); break;
+        case 'g': g.gap = strtoull(optarg, NULL, 10); break;
         case 'x': expect = optarg; break;
         default: goto usage;
         }
     }
     if (argc - optind != 1 || g.nth < 2 || g.nth > 1024 || g.chunk < 1 ||
-        g.chunk > TRACE_CHUNK_EVENTS_MAX || g.cache_cap < 1)
+        g.chunk > TRACE_CHUNK_EVENTS_MAX || g.cache_cap < 1 || g.gap < 1 ||
+        g.gap > 1000000000)
         goto usage;
     g.rng = seed * 0x9E3779B97F4A7C15ull + 1;
     g.next_addr = 0x7f3a00000000ull;
@@ -613,6 +618,6 @@ int main(int argc, char **argv)
     return 0;
 usage:
     fprintf(stderr, "usage: mktrace [--seed=S] [--threads=N (2..1024)] [--events=N] "
-                    "[--cache=BLOCKS] [--chunk=EVENTS] [--level=1..19] [--expect=FILE] OUT\n");
+                    "[--cache=BLOCKS] [--chunk=EVENTS] [--level=1..19] [--gap=NS] [--expect=FILE] OUT\n");
     return 2;
 }
