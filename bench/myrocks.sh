@@ -8,7 +8,8 @@
 # and the QPS ratio B/A as median (min..max) over the pairs. Never asserts.
 # Needs root, mariadb-server, mariadb-plugin-rocksdb and sysbench.
 # Usage: bench/myrocks.sh [PAIRS] [SECONDS] [BACKENDS...]
-#   env: CACHE (32M), THREADS (8), WARM (4 s), RECORD (on), BASELINE
+#   env: CACHE (32M), THREADS (8), WARM (4 s), RECORD (on), SHIM_CONF (more
+#   key:value pairs for B's config file, comma-separated: stacks:0), BASELINE
 #   (none: A has no malloc-lib; direct: A preloads the backend's own library,
 #   Debian's libjemalloc.so.2 or libtcmalloc_minimal.so.4, to isolate the
 #   shim's cost from the allocator's), MDB_SB_TABLES (4), MDB_SB_ROWS (100000)
@@ -77,7 +78,7 @@ header "MariaDB + MyRocks, sysbench oltp_point_select, without and with the shim
 echo "# $MDB_SB_TABLES tables x $MDB_SB_ROWS rows, rocksdb_block_cache_size=$CACHE, 16 KiB blocks;" \
     "$THREADS threads, $WARM s warm-up then $secs s; $pairs pairs per backend, A B / B A alternating"
 echo "# A: mysqld_safe $( [ "$BASELINE" = direct ] && echo "with malloc-lib=the backend's own library (glibc: none)" || echo "without malloc-lib (glibc malloc)");" \
-    "B: malloc-lib=libmallocshim.so, backend from its config file, record:$RECORD"
+    "B: malloc-lib=libmallocshim.so, backend from its config file, record:$RECORD${SHIM_CONF:+,$SHIM_CONF}"
 echo "# $(mariadbd --version); $(sysbench --version)"
 mdb_install || die "mariadb-install-db failed"
 mdb_cnf ""
@@ -88,7 +89,8 @@ echo "# loaded in $(( $(date +%s) - t0 )) s; SST files: $(( $(cat "$MDB"/data/\#
 mdb_stop || die "shutdown after the load failed"
 
 for b in $backends; do
-    printf 'backend = %s\nrecord = %s\nshm_dir = %s\n' "$b" "$RECORD" "$W/shm" >"$W/shim.conf"
+    printf 'backend = %s\nrecord = %s\nshm_dir = %s\n%s\n' "$b" "$RECORD" "$W/shm" \
+        "$(printf '%s' "${SHIM_CONF:-}" | tr ',' '\n' | sed 's/:/ = /')" >"$W/shim.conf"
     base=""
     [ "$BASELINE" = direct ] && base=$(direct_lib "$b")
     : >"$W/A.$b"; : >"$W/B.$b"
