@@ -141,21 +141,15 @@ int trace_open(struct trace_file *f, int fd, uint32_t *version_out, char *why, s
         unsigned char b[sizeof(struct trace_trailer)];
         struct trace_chunk c;
         uint32_t magic;
-        if (f->size - off < sizeof magic) {
-            rc = fail(why, whylen, ENODATA,
-                      "truncated: no trailer after %llu chunks (the capture did not finish, or "
-                      "the file was cut)", (unsigned long long)f->nchunks);
-            goto out;
-        }
+        if (f->size - off < sizeof magic)
+            goto cut;
         if ((rc = pread_all(fd, &magic, sizeof magic, off)) != 0) {
             read_error(why, whylen, rc, "a chunk");
             goto out;
         }
         if (magic == TRACE_TRAILER_MAGIC) {
-            if (f->size - off < sizeof(struct trace_trailer)) {
-                rc = fail(why, whylen, ENODATA, "truncated: the file ends inside the trailer");
-                goto out;
-            }
+            if (f->size - off < sizeof(struct trace_trailer))
+                goto cut;
             if ((rc = pread_all(fd, b, sizeof(struct trace_trailer), off)) != 0) {
                 read_error(why, whylen, rc, "the trailer");
                 goto out;
@@ -170,17 +164,17 @@ int trace_open(struct trace_file *f, int fd, uint32_t *version_out, char *why, s
             }
             break;
         }
-        if (f->size - off < sizeof c) {
-            rc = fail(why, whylen, ENODATA, "truncated: the file ends inside chunk %llu",
-                      (unsigned long long)f->nchunks);
-            goto out;
-        }
+        if (f->size - off < sizeof c)
+            goto cut;
         if ((rc = pread_all(fd, b, sizeof c, off)) != 0) {
             read_error(why, whylen, rc, "a chunk");
             goto out;
         }
-        if ((rc = trace_check_chunk(b, &f->hdr, off, f->size, f->nchunks, &c, why, whylen)) != 0)
+        if ((rc = trace_check_chunk(b, &f->hdr, off, f->size, f->nchunks, &c, why, whylen)) != 0) {
+            if (rc == ENODATA)
+                goto cut;   /* its frame runs past the end */
             goto out;
+        }
         if ((rc = add_chunk(f, &c, off + sizeof c)) != 0) {
             if (rc == E2BIG)
                 fail(why, whylen, rc, "more than %u threads: shimreplay replays at most %u",
@@ -192,6 +186,15 @@ int trace_open(struct trace_file *f, int fd, uint32_t *version_out, char *why, s
         f->nchunks++;
         f->nevents += c.count;
         off += sizeof c + c.csize;
+    }
+    if (0) {
+cut:
+        /* No trailer: the capture did not finish (the process died), or
+         * the file was cut. Its whole chunks are read; what came after
+         * them, and the count of calls dropped, are unknown. */
+        f->cut = 1;
+        f->cut_bytes = f->size - off;
+        memset(&f->trl, 0, sizeof f->trl);
     }
 
     f->dctx = ZSTD_createDCtx();

@@ -32,7 +32,9 @@ struct trace_file {
     int fd;
     uint64_t size;
     struct trace_header hdr;
-    struct trace_trailer trl;
+    struct trace_trailer trl;      /* zero when cut */
+    int cut;                       /* no trailer: the whole chunks before the end only */
+    uint64_t cut_bytes;            /* bytes after the last whole chunk, when cut */
     uint32_t nthreads;
     struct trace_thread *threads;  /* in the order of their first chunks */
     uint64_t nchunks, nevents;
@@ -44,9 +46,11 @@ struct trace_file {
 
 /* Reads and checks the header, the chunk heads and the trailer of the
  * trace open at fd (read with pread; the caller keeps fd open until
- * trace_close and closes it after). Returns 0, or as trace_check_header,
+ * trace_close and closes it after). A file that ends before its trailer
+ * (a capture whose process died, a file cut short) is read up to its last
+ * whole chunk, with f->cut set. Returns 0, or as trace_check_header,
  * trace_check_chunk and trace_check_trailer do: EPROTO (not a trace),
- * ENOTSUP (another version: *version_out), ENODATA (truncated), EBADMSG
+ * ENOTSUP (another version: *version_out), ENODATA (cut in its header), EBADMSG
  * (corrupt), E2BIG (more than TRACE_THREADS_MAX threads), ENOMEM, or the
  * errno of a failed read; why says it in one phrase. On failure nothing
  * needs closing. */

@@ -64,6 +64,7 @@ struct build {
     uint64_t start_used[SIZECLASS_COUNT];   /* taken by frees, in order */
     uint64_t start_exact[SIZECLASS_COUNT];  /* bytes of those */
     __int128 diff, max_diff;   /* live bytes minus the starting heap's */
+    uint64_t last_t;           /* the merged time of the last event stepped */
     struct plan_stats *st;
 };
 
@@ -567,6 +568,7 @@ static int merge(struct build *b, plan_progress_fn progress, void *ctx)
     while (b->nheap) {
         uint32_t ti = b->heap[0];
         struct pthread_ *t = &b->th[ti];
+        b->last_t = t->t;
         if ((rc = step(b, ti, &t->ev[t->pos])) != 0)
             return rc;
         done++;
@@ -730,6 +732,8 @@ int plan_build(struct trace_file *f, int out_fd, struct plan_stats *st, plan_pro
     }
     if ((rc = merge(&b, progress, ctx)) != 0)
         goto out;
+    if (f->cut)
+        st->duration_ns = b.last_t;   /* no trailer to say: its last call's time */
     for (uint32_t i = 0; i < b.nth; i++)
         if ((rc = flush(&b, &b.th[i])) != 0)
             goto out;

@@ -134,6 +134,10 @@ static int open_trace(const char *path, struct trace_file *f)
         close(fd);
         return trace_error(path, rc, version, why);
     }
+    if (f->cut)
+        err(DX_OK, "%s: no trailer after %" PRIu64 " whole chunks (%" PRIu64 " calls; %" PRIu64
+             " bytes after them): the capture did not finish, or the file was cut; read as far as "
+             "it goes", path, f->nchunks, f->nevents, f->cut_bytes);
     return DX_OK;
 }
 
@@ -347,11 +351,11 @@ static void json_trace(const char *path, const struct trace_file *f, const struc
            ", \"cross_thread\": %" PRIu64 ", \"start_exact\": %s, \"start_blocks\": %" PRIu64
            ", \"start_bytes\": %" PRIu64 ", \"start_freed\": %" PRIu64 ", \"orphans\": %" PRIu64
            ", \"peak_live_bytes\": %" PRIu64 ", \"end_live_bytes\": %" PRIu64
-           ", \"time_clamped\": %" PRIu64 "}",
+           ", \"time_clamped\": %" PRIu64 ", \"complete\": %s}",
            f->hdr.start_ns, s->duration_ns, f->size, f->nthreads, s->chunks, s->events, s->dropped,
            s->ops, s->failed, s->cross, (f->hdr.flags & TRACE_F_START_EXACT) ? "true" : "false",
            s->start_blocks, s->start_bytes, s->start_freed, s->orphans, s->peak_live, s->end_live,
-           s->clamped);
+           s->clamped, f->cut ? "false" : "true");
 }
 
 static void print_json(const char *path, const struct trace_file *f, const struct plan_stats *s,
@@ -395,9 +399,15 @@ static void print_info(const char *path, const struct trace_file *f, const struc
         strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
     printf("trace        %s: pid %u (%s) under %s, from %s for %.1f s\n", path, f->hdr.pid,
            f->hdr.comm, f->hdr.backend_name, when, (double)s->duration_ns / 1e9);
-    printf("events       %" PRIu64 " in %" PRIu64 " chunks, %.1f bytes each on disk; %" PRIu64
-           " dropped at capture\n", s->events, s->chunks,
-           s->events ? (double)f->size / (double)s->events : 0.0, s->dropped);
+    if (f->cut)
+        printf("events       %" PRIu64 " in %" PRIu64 " whole chunks, %.1f bytes each on disk; the "
+               "file ends without its trailer, so calls after them and calls dropped at capture "
+               "are unknown\n", s->events, s->chunks,
+               s->events ? (double)(f->size - f->cut_bytes) / (double)s->events : 0.0);
+    else
+        printf("events       %" PRIu64 " in %" PRIu64 " chunks, %.1f bytes each on disk; %" PRIu64
+               " dropped at capture\n", s->events, s->chunks,
+               s->events ? (double)f->size / (double)s->events : 0.0, s->dropped);
     printf("threads      %u\n", f->nthreads);
     printf("ops          %" PRIu64 " to replay (%" PRIu64 " calls that failed at capture are not)\n",
            s->ops, s->failed);
@@ -463,7 +473,7 @@ static void usage(FILE *f)
           "\n"
           "The shim is $MALLOCSHIM_LIB, else " LIBDIR "/libmallocshim.so.\n"
           "Exit status: 0 ok; 1 no such file, or no shim; 2 usage; 3 permission denied;\n"
-          "4 trace format version mismatch; 5 truncated, corrupt or foreign file;\n"
+          "4 trace format version mismatch; 5 cut in its header, corrupt or foreign;\n"
           "6 other system error, or a replay that failed or stopped making progress.\n",
           f);
 }
