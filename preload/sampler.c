@@ -56,10 +56,8 @@ size_t read_proc(const char *path, char *buf, size_t cap)
     buf[0] = '\0';
     if (fd < 0)
         return 0;
-    if (fstat(fd, &st) != 0) {
-        close(fd);
-        return 0;
-    }
+    if (fstat(fd, &st) != 0)
+        return 0;   /* not ours any more (EBADF): nothing of ours to close */
     while (got < cap - 1) {
         ssize_t r = read(fd, buf + got, cap - 1 - got);
         if (r <= 0)

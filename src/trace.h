@@ -39,7 +39,15 @@
  *   and even freed by it, before the realloc's own time. So readers pair:
  *   a free with the NEWEST live block at its address (an older one there
  *   is the old block of a realloc still under way); a realloc's old block
- *   with the OLDEST. Exact unless two reallocs of one address overlap.
+ *   with the OLDEST. Not exact in two cases, both needing the address to be
+ *   given to another thread during the realloc's call: two reallocs of one
+ *   address overlapping; and a realloc of a block the trace never saw made
+ *   (one of the starting heap), whose address another thread got and kept
+ *   before the realloc's time: the realloc then takes that thread's block,
+ *   and that thread's free a block of the starting heap. Stamping the
+ *   realloc's start as well would make both exact (next format). The
+ *   order also assumes the clock is consistent across threads: the TSC
+ *   mapping (preload/clock.c) is, up to its fallback to clock_gettime.
  *   (Format 1 stamped a realloc before its call, and paired every free
  *   with the OLDEST block: wrong when, while the realloc waited, another
  *   thread both got and freed the address it then returned. Readers still

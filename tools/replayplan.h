@@ -75,7 +75,7 @@ struct plan_stats {
     uint64_t events;           /* in the trace */
     uint64_t chunks;
     uint64_t dropped;          /* lost at capture (the trailer's count) */
-    uint64_t duration_ns;      /* the capture's length */
+    uint64_t duration_ns;      /* the capture's length (a cut trace: its last call's time) */
     uint64_t ops;              /* main ops: events replayed */
     uint64_t failed;           /* events of calls that failed at capture: not replayed */
     uint64_t cross;            /* main ops that wait for another thread */

@@ -48,6 +48,7 @@ struct rthread {
     _Atomic uint32_t wait_thread;      /* PLAN_NONE: not waiting */
     _Atomic uint32_t finished;
     _Atomic uint64_t wait_index;
+    _Atomic uint32_t pacing;           /* asleep until its op's time (--pace) */
     uint64_t t_start, t_end;           /* CLOCK_MONOTONIC, ns */
     uint64_t failed, blocked, lost, clobbered;
     uint64_t unpublished;              /* ops since the last look at waiters */
@@ -358,10 +359,9 @@ static void main_op(struct rthread *me, const struct plan_op *op)
 }
 
 /* --pace: the first thread past the start sets the origin; the others
- * take it. `pacing` counts the threads asleep until their op's time, for
+ * take it. A thread's `pacing` says it is asleep until its op's time, for
  * the watchdog (a quiet stretch of the trace is no stall). */
 static _Atomic uint64_t pace_t0;
-static _Atomic uint32_t pacing;
 
 /* Under 20 us early, an op goes now: a sleep that short oversleeps anyway. */
 #define PACE_MIN_NS 20000ull
@@ -378,11 +378,11 @@ static void pace_to(struct rthread *me, uint64_t t_ns)
     if (now + PACE_MIN_NS >= at)
         return;
     publish(me);   /* whoever waits for me must not wait on ops I did */
-    atomic_fetch_add(&pacing, 1);
+    atomic_store(&me->pacing, 1);
     struct timespec ts = { (time_t)(at / 1000000000ull), (long)(at % 1000000000ull) };
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
     }
-    atomic_fetch_sub(&pacing, 1);
+    atomic_store(&me->pacing, 0);
 }
 
 static void hang(void)
@@ -590,17 +590,24 @@ int replay_run(int plan_fd, const struct replay_opts *o)
     /* The watchdog: progress to the parent, and the stall guard. */
     last_change = now_ns();
     for (;;) {
-        uint64_t done = 0, finished = 0, now;
+        uint64_t done = 0, finished = 0, busy = 0, now;
         struct timespec ts = { 0, 100 * 1000000L };
         for (uint32_t i = 0; i < g.nth; i++) {
+            uint32_t fin = atomic_load_explicit(&g.rt[i].finished, memory_order_acquire);
             done += atomic_load_explicit(&g.rt[i].done, memory_order_relaxed) +
                     atomic_load_explicit(&g.rt[i].pre_done, memory_order_relaxed);
-            finished += atomic_load_explicit(&g.rt[i].finished, memory_order_acquire);
+            finished += fin;
+            /* neither done, nor asleep for its time, nor waiting for another */
+            busy += !fin && !atomic_load(&g.rt[i].pacing) &&
+                    atomic_load_explicit(&g.rt[i].wait_thread, memory_order_relaxed) == PLAN_NONE;
         }
         if (finished == g.nth)
             break;
         now = now_ns();
-        if (done != last || atomic_load(&pacing)) {
+        /* With --pace, every thread asleep for its time (or waiting for one
+         * that is) is a quiet stretch of the trace; one thread in a call
+         * keeps the clock running. */
+        if (done != last || (o->pace && busy == 0)) {
             last = done;
             last_change = now;
         } else if (now - last_change >= (uint64_t)o->stall_s * 1000000000ull) {

@@ -337,6 +337,9 @@ static void json_str(const char *s)
 
 static void json_trace(const char *path, const struct trace_file *f, const struct plan_stats *s)
 {
+    char dropped[24] = "null";   /* a cut trace: unknown, its trailer lost */
+    if (!f->cut)
+        snprintf(dropped, sizeof dropped, "%" PRIu64, s->dropped);
     printf("\"trace\": {\"file\": ");
     json_str(path);
     printf(", \"pid\": %u, \"comm\": ", f->hdr.pid);
@@ -347,12 +350,12 @@ static void json_trace(const char *path, const struct trace_file *f, const struc
     json_str(f->hdr.config);
     printf(", \"start_ns\": %" PRIu64 ", \"duration_ns\": %" PRIu64 ", \"file_bytes\": %" PRIu64
            ", \"threads\": %u, \"chunks\": %" PRIu64 ", \"events\": %" PRIu64
-           ", \"dropped\": %" PRIu64 ", \"ops\": %" PRIu64 ", \"failed\": %" PRIu64
+           ", \"dropped\": %s, \"ops\": %" PRIu64 ", \"failed\": %" PRIu64
            ", \"cross_thread\": %" PRIu64 ", \"start_exact\": %s, \"start_blocks\": %" PRIu64
            ", \"start_bytes\": %" PRIu64 ", \"start_freed\": %" PRIu64 ", \"orphans\": %" PRIu64
            ", \"peak_live_bytes\": %" PRIu64 ", \"end_live_bytes\": %" PRIu64
            ", \"time_clamped\": %" PRIu64 ", \"complete\": %s}",
-           f->hdr.start_ns, s->duration_ns, f->size, f->nthreads, s->chunks, s->events, s->dropped,
+           f->hdr.start_ns, s->duration_ns, f->size, f->nthreads, s->chunks, s->events, dropped,
            s->ops, s->failed, s->cross, (f->hdr.flags & TRACE_F_START_EXACT) ? "true" : "false",
            s->start_blocks, s->start_bytes, s->start_freed, s->orphans, s->peak_live, s->end_live,
            s->clamped, f->cut ? "false" : "true");

@@ -267,7 +267,8 @@ until "$SD" --capture=60 -o "$d/t.trace" $pid >"$d/cap.out" 2>"$d/cap.err" || [ 
 done
 size=$(stat -c %s "$d/t.trace" 2>/dev/null || echo 0)
 grep -q "(stopped at the size limit, the config key capture_max)" "$d/cap.out" &&
-    [ "$size" -ge 1048576 ] && [ "$size" -lt $((1048576 + 65536)) ] && "$SR" --info "$d/t.trace" >"$d/info" 2>&1
+    [ "$size" -ge 1048576 ] && [ "$size" -lt $((1048576 + 65536)) ] && "$SR" --info --json "$d/t.trace" >"$d/info" 2>&1 &&
+    grep -q '"complete": true' "$d/info"
 ok $? "capture_max:1m stops the capture at 1 MiB and one chunk ($size bytes), the trace whole" ||
     { diag "$d/cap.out"; diag "$d/cap.err"; diag "$d/info"; }
 

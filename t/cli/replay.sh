@@ -162,6 +162,12 @@ SHIMREPLAY_TEST_HANG=0:100 "$SR" --stall=1 "$TR" >"$TMP/out" 2>"$TMP/err"
 rc=$?
 [ $rc -eq 6 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "^shimreplay: replay under glibc: no op done in 1 s: thread 0 (tid [0-9]*) is at op 100 of " "$TMP/err"
 ok $? "a replay that makes no progress: exit 6 (got $rc) and one line" || diag "$TMP/err"
+# Paced, the others asleep for their times: the thread stuck in a call
+# still ends it.
+SHIMREPLAY_TEST_HANG=0:100 "$SR" --pace --stall=1 "$TMP/p.trace" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 6 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "^shimreplay: replay under glibc: no op done in 1 s: thread 0 (tid [0-9]*) is at op 100 of " "$TMP/err"
+ok $? "--pace: a replay that makes no progress: exit 6 (got $rc) and one line" || diag "$TMP/err"
 
 # Bad files: each its exit code and one line.
 one_line() {  # one_line CODE PATTERN DESCRIPTION CMD...
