@@ -264,7 +264,7 @@ static int cap_wait_free(struct cap_slot *s, uint32_t b)
 
 /* Puts one event into the calling thread's buffer. */
 static void cap_put(unsigned op, uint64_t t, const void *id, const void *aux, uint64_t size,
-                    size_t usable, unsigned align)
+                    size_t usable, unsigned align_or_len)
 {
     struct cap_slot *s = rt.cap;
     if (unlikely(s == NULL || rt.cap_epoch != __atomic_load_n(&cs.epoch, __ATOMIC_RELAXED))) {
@@ -307,8 +307,8 @@ static void cap_put(unsigned op, uint64_t t, const void *id, const void *aux, ui
     e->usable = usable > UINT32_MAX ? UINT32_MAX : (uint32_t)usable;
     e->op = (uint8_t)op;
     e->flags = 0;
-    e->align = (uint8_t)align;
-    e->reserved = 0;
+    e->align = (uint8_t)align_or_len;   /* log2 of the alignment, or a realloc's length */
+    e->reserved = (uint8_t)(align_or_len >> 8);
     __atomic_store_n(&s->n[b], i + 1, __ATOMIC_RELEASE);
     if (i + 1 == CAP_CHUNK) {
         s->p.cur = (b + 1) % CAP_NBUF;
@@ -335,7 +335,7 @@ static inline size_t usable_of(void *p)
 }
 
 /* Allocations and reallocs are stamped after the call returned; frees
- * before the call (trace.h). */
+ * before the call; a realloc carries its call's length too (trace.h). */
 static void *cap_malloc(size_t n)
 {
     void *p = inner->malloc(n);
@@ -366,8 +366,10 @@ static void *cap_calloc(size_t n, size_t size)
 static void *cap_realloc(void *p, size_t n)
 {
     size_t ou = usable_of(p);
+    uint64_t t0 = mono_now();
     void *q = inner->realloc(p, n);
-    cap_put(TRACE_OP_REALLOC, mono_now(), q, p, n, ou, 0);
+    uint64_t t1 = mono_now();
+    cap_put(TRACE_OP_REALLOC, t1, q, p, n, ou, trace_dur_encode(t1 > t0 ? t1 - t0 : 0));
     return q;
 }
 

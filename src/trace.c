@@ -399,12 +399,13 @@ int trace_check_event(const struct trace_event *e, char *why, size_t whylen)
 
     if (!kind)
         return bad(why, whylen, EBADMSG, "an event of unknown op %u", op);
-    if ((e->flags & ~TRACE_EVF_ALL) || ((e->flags & TRACE_EVF_NOTHROW) && !ops[op].cxx) || e->reserved)
+    if ((e->flags & ~TRACE_EVF_ALL) || ((e->flags & TRACE_EVF_NOTHROW) && !ops[op].cxx) ||
+        (e->reserved && kind != TRACE_KIND_REALLOC))
         return bad(why, whylen, EBADMSG, "a %s event with flags 0x%x", ops[op].name, e->flags);
     if (ops[op].aligned) {
         if (e->align > TRACE_ALIGN_LOG2_MAX || (op == TRACE_OP_POSIX_MEMALIGN && e->align < 3))
             return bad(why, whylen, EBADMSG, "a %s event with alignment 2^%u", ops[op].name, e->align);
-    } else if (e->align) {
+    } else if (e->align && kind != TRACE_KIND_REALLOC) {   /* a realloc's: its length */
         return bad(why, whylen, EBADMSG, "a %s event with an alignment", ops[op].name);
     }
     if (e->aux && op != TRACE_OP_CALLOC && op != TRACE_OP_REALLOC)

@@ -37,17 +37,17 @@
  *   its call (so that the block it returns is never listed before the
  *   free that let it go), its old block may be given to another thread,
  *   and even freed by it, before the realloc's own time. So readers pair:
- *   a free with the NEWEST live block at its address (an older one there
- *   is the old block of a realloc still under way); a realloc's old block
- *   with the OLDEST. Not exact in two cases, both needing the address to be
- *   given to another thread during the realloc's call: two reallocs of one
- *   address overlapping; and a realloc of a block the trace never saw made
- *   (one of the starting heap), whose address another thread got and kept
- *   before the realloc's time: the realloc then takes that thread's block,
- *   and that thread's free a block of the starting heap. Stamping the
- *   realloc's start as well would make both exact (next format). The
- *   order also assumes the clock is consistent across threads: the TSC
- *   mapping (preload/clock.c) is, up to its fallback to clock_gettime.
+ *   a free with the NEWEST live block at its address. A realloc also
+ *   carries when its call began (its align and reserved bytes: the call's
+ *   length, trace_dur_encode, rounded down, so never before the call
+ *   began), and readers take its old block at that time, the OLDEST live
+ *   block at that address then, and make its new one at t_ns: each block
+ *   is then taken while it is live and made after its address was let go.
+ *   (The rounding, under 1/2048 of a call's length, errs only when the
+ *   allocator lets the old block go, and another thread gets it, within
+ *   that sliver of the call's start; realloc lets it go at the end.) The
+ *   order assumes the clock is consistent across threads: the TSC mapping
+ *   (preload/clock.c) is, up to its fallback to clock_gettime.
  *   (Format 1 stamped a realloc before its call, and paired every free
  *   with the OLDEST block: wrong when, while the realloc waited, another
  *   thread both got and freed the address it then returned. Readers still
@@ -130,7 +130,9 @@ enum trace_ev_flags {
  *   realloc:    aux = the block passed (0: realloc(NULL, n), an
  *               allocation), id = the block returned (0: failed, or freed
  *               by realloc(p, 0) when size is 0), size = the new size,
- *               usable = the usable size of the block passed
+ *               usable = the usable size of the block passed, align |
+ *               reserved << 8 = trace_dur_encode(the call's length)
+ *               (format 1: 0)
  * Ids are the blocks' addresses, or any value that no two blocks live at
  * the same time share (0 never names a block). */
 struct trace_event {
@@ -144,6 +146,32 @@ struct trace_event {
     uint8_t align;             /* log2 of the alignment, aligned ops only */
     uint8_t reserved;
 };
+
+/* A length of time in 16 bits, rounded down: exact below 2048 ns, then to
+ * 11 significant bits (under 1/2048 off), up to 2^42 ns (73 minutes); more
+ * is that. */
+static inline uint16_t trace_dur_encode(uint64_t ns)
+{
+    if (ns < 2048)
+        return (uint16_t)ns;
+    unsigned e = 63u - (unsigned)__builtin_clzll(ns) - 10u;   /* ns >> (e - 1) in [2^11, 2^12) */
+    if (e > 31)
+        return 0xffff;
+    return (uint16_t)((e << 11) | ((ns >> (e - 1)) & 0x7ff));
+}
+
+static inline uint64_t trace_dur_decode(uint16_t v)
+{
+    unsigned e = v >> 11, m = v & 0x7ff;
+    return e ? (uint64_t)(0x800 | m) << (e - 1) : m;
+}
+
+/* When a realloc's call began (see t_ns above; 0 at most). */
+static inline uint64_t trace_realloc_start(const struct trace_event *e)
+{
+    uint64_t d = trace_dur_decode((uint16_t)(e->align | (unsigned)e->reserved << 8));
+    return e->t_ns > d ? e->t_ns - d : 0;
+}
 
 /* The blocks of one size class live when the capture began. */
 struct trace_class {

@@ -33,6 +33,9 @@ struct pthread_ {
     uint32_t nev, pos;
     struct trace_event *ev;    /* its current chunk */
     uint64_t t;                /* t_ns of ev[pos], never below the one before */
+    int made_due;              /* ev[pos], a realloc, has taken its old block at its
+                                  start; its new block is made at its t_ns */
+    uint32_t made_slot;        /* ...into this slot */
     struct plan_op *buf;       /* main ops not written yet */
     uint32_t nbuf, capbuf;
     uint64_t main_ops;
@@ -402,6 +405,14 @@ static uint64_t calloc_bytes(uint64_t n, uint64_t size)
     return __builtin_mul_overflow(n, size, &r) ? UINT64_MAX : r;
 }
 
+/* Whether ev is a realloc taken in two steps (trace.h): its old block at
+ * its start, its new one at its t_ns. Format 1 had no start. */
+static int two_steps(const struct build *b, const struct trace_event *ev)
+{
+    return b->f->hdr.version >= 2 && trace_op_kind(ev->op) == TRACE_KIND_REALLOC && ev->aux &&
+           ev->id;
+}
+
 /* One event of thread ti, in the merged order. */
 static int step(struct build *b, uint32_t ti, const struct trace_event *ev)
 {
@@ -469,6 +480,10 @@ static int step(struct build *b, uint32_t ti, const struct trace_event *ev)
             b->st->failed++;
             return 0;
         }
+        if (t->made_due) {   /* its second step, at its t_ns (merge) */
+            t->made_due = 0;
+            return made(b, ti, ev, ev->size, t->made_slot);
+        }
         if ((rc = take_block(b, ti, ev->aux, ev->usable, 0, &op, &e, &start_size)) != 0)
             return rc;
         op.old_slot = op.slot;
@@ -483,6 +498,11 @@ static int step(struct build *b, uint32_t ti, const struct trace_event *ev)
         }
         if ((rc = emit(b, t, &op)) != 0)
             return rc;
+        if (two_steps(b, ev)) {
+            t->made_due = 1;
+            t->made_slot = op.old_slot;
+            return 0;
+        }
         return made(b, ti, ev, ev->size, op.old_slot);
     }
 }
@@ -538,11 +558,13 @@ static int load_chunk(struct build *b, uint32_t ti)
     return 0;
 }
 
-/* Sets thread ti's t from its current event (never going back). */
+/* Sets thread ti's t from its current event (never going back): a
+ * realloc's start for its first step. */
 static void set_time(struct build *b, uint32_t ti)
 {
     struct pthread_ *t = &b->th[ti];
-    uint64_t v = t->ev[t->pos].t_ns;
+    const struct trace_event *ev = &t->ev[t->pos];
+    uint64_t v = !t->made_due && two_steps(b, ev) ? trace_realloc_start(ev) : ev->t_ns;
     if (v < t->t) {
         b->st->clamped++;
         v = t->t;
@@ -571,6 +593,11 @@ static int merge(struct build *b, plan_progress_fn progress, void *ctx)
         b->last_t = t->t;
         if ((rc = step(b, ti, &t->ev[t->pos])) != 0)
             return rc;
+        if (t->made_due) {   /* the same event again, at its t_ns */
+            set_time(b, ti);
+            sift_down(b, 0);
+            continue;
+        }
         done++;
         if (++t->pos == t->nev) {
             if ((rc = load_chunk(b, ti)) != 0)

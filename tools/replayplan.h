@@ -12,9 +12,11 @@
  *
  * How events become ops. Every thread's events are merged in the order of
  * (t_ns, thread, position), a t_ns that goes back within a thread being
- * taken as the one before it; in that order a free pairs with the newest
- * live block of its id and a realloc's old block with the oldest (format
- * 1: every free with the oldest; trace.h says why). So every wait is
+ * taken as the one before it, a realloc stepped twice: at its start, where
+ * it takes its old block, and at its t_ns, where it makes its new one. In
+ * that order a free pairs with the newest live block of its id and a
+ * realloc's old block with the oldest (format 1: a realloc in one step,
+ * every free with the oldest; trace.h says why). So every wait is
  * for an op earlier in that one order, which each thread's own order
  * follows: the waits can form no cycle, and the replay cannot deadlock.
  * A free whose id names no live block frees a block of the starting heap

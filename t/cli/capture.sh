@@ -60,7 +60,8 @@ for l in open(sys.argv[1]):
         tid, op, size, aux, id_, usable, align = int(f[1]), int(f[2]), int(f[3]), f[4], f[5], int(f[6]), int(f[7])
         trace[tid].append((op, size, aux, id_))
         t = int(f[8])
-        assert t >= last_t.get(tid, 0), ("a thread's times go back", f)
+        prev = last_t.get(tid, 0)
+        assert t >= prev, ("a thread's times go back", f)
         last_t[tid] = t
         if op in (1, 2, 5) and id_ != "0":
             assert usable >= (size * int(aux, 16) if op == 2 else size), ("usable", f)
@@ -68,6 +69,8 @@ for l in open(sys.argv[1]):
             assert usable > 0, ("a free's usable size", f)
         if op == 5:
             assert align in (6, 12), ("alignment", f)
+        elif op == 3:   # tracecat's "align" of a realloc: the call's length
+            assert t - align >= prev, ("a realloc that began before its thread's call before", f)
         elif align:
             assert False, ("an alignment", f)
     elif f[0] == "start":

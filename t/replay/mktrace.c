@@ -92,6 +92,9 @@ struct gthread {
     uint64_t events;
     struct block small[SMALL_MAX];
     uint32_t nsmall;
+    uint64_t last_t;           /* its last event's time */
+    uint64_t realloc_start;    /* for its next realloc: when the call began (0: right
+                                  after its event before) */
 };
 
 static struct {
@@ -185,6 +188,15 @@ static void emit(uint32_t ti, struct trace_event e)
     struct gthread *t = &g.th[ti];
     g.t += range(1, g.gap);
     e.t_ns = g.t;
+    if (e.op == TRACE_OP_REALLOC) {
+        /* its length, rounded down as the capture does (trace.h) */
+        uint64_t start = t->realloc_start ? t->realloc_start : t->last_t + 1;
+        uint16_t len = trace_dur_encode(e.t_ns - start);
+        e.align = (uint8_t)len;
+        e.reserved = (uint8_t)(len >> 8);
+        t->realloc_start = 0;
+    }
+    t->last_t = e.t_ns;
     t->buf[t->n++] = e;
     t->events++;
     g.events++;
@@ -405,15 +417,31 @@ static void odd_op(uint32_t ti)
         t->small[t->nsmall++] = b;
         break;
     }
-    default: { /* a realloc stamped late: its old block's address was
-                * given to another thread, which kept it or freed it, before
-                * the realloc's time (as another thread's block, neither
-                * is a cross-thread free) */
+    default: { /* a realloc whose old block's address is given to another
+                * thread during the call, which keeps it or frees it before
+                * the realloc's time (as that thread's block, neither is a
+                * cross-thread free): the realloc's own block, or one of the
+                * starting heap, which the trace never saw made. Its start
+                * just before the other thread's malloc (exact in 16 bits
+                * while the gaps are short). */
         uint32_t o = (uint32_t)((ti + 1) % g.nth);
         struct gthread *u = &g.th[o];
-        struct block *b = &t->small[0];
-        if (o == ti || !t->nsmall || u->nsmall == SMALL_MAX || b->op != TRACE_OP_MALLOC)
+        struct block *b = &t->small[0], sb;
+        int from_start = g.nstart_small && g.gap <= 512 && rnd() % 2;
+        if (from_start) {
+            uint64_t i = rnd() % g.nstart_small;
+            sb = g.start_small[i];
+            b = &sb;
+        }
+        if (o == ti || u->nsmall == SMALL_MAX ||
+            (!from_start && (!t->nsmall || b->op != TRACE_OP_MALLOC)))
             return;
+        if (from_start)   /* taken now that it is used */
+            for (uint64_t i = 0; i < g.nstart_small; i++)
+                if (g.start_small[i].id == sb.id) {
+                    g.start_small[i] = g.start_small[--g.nstart_small];
+                    break;
+                }
         uint64_t req = range(16, 256);
         struct block got = { b->id, req, usable_of(req), o, TRACE_OP_MALLOC, 0 };
         int keep = (int)(rnd() % 2);
@@ -423,6 +451,7 @@ static void odd_op(uint32_t ti)
         e.usable = got.usable;
         emit(o, e);
         live_add(req);
+        t->realloc_start = u->last_t - 1;
         if (!keep) {
             struct trace_event f = { 0 };
             f.op = TRACE_OP_FREE;
@@ -435,6 +464,12 @@ static void odd_op(uint32_t ti)
         if (keep) {
             g.npool--;   /* re gave the old address back to the pool: o has it */
             u->small[u->nsmall++] = got;
+        }
+        if (from_start) {   /* now this thread's */
+            if (t->nsmall < SMALL_MAX)
+                t->small[t->nsmall++] = sb;
+            else
+                unmake(ti, &sb);
         }
         break;
     }

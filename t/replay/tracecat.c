@@ -54,10 +54,12 @@ int main(int argc, char **argv)
                 fprintf(stderr, "tracecat: %s: %s\n", argv[1], why);
                 return 1;
             }
-            for (uint32_t j = 0; j < t->chunks[k].count; j++)
-                printf("ev %u %u %" PRIu64 " %" PRIx64 " %" PRIx64 " %u %u %" PRIu64 "\n", t->tid,
-                       (unsigned)ev[j].op, ev[j].size, ev[j].aux, ev[j].id, ev[j].usable,
-                       ev[j].align, ev[j].t_ns);
+            for (uint32_t j = 0; j < t->chunks[k].count; j++)   /* a realloc: its length */
+                printf("ev %u %u %" PRIu64 " %" PRIx64 " %" PRIx64 " %u %" PRIu64 " %" PRIu64 "\n",
+                       t->tid, (unsigned)ev[j].op, ev[j].size, ev[j].aux, ev[j].id, ev[j].usable,
+                       ev[j].op == TRACE_OP_REALLOC ? ev[j].t_ns - trace_realloc_start(&ev[j])
+                                                    : (uint64_t)ev[j].align,
+                       ev[j].t_ns);
         }
     }
     free(ev);

@@ -15,6 +15,7 @@
 #include "seg.h"
 #include "segread.h"
 #include "sizeclass.h"
+#include "trace.h"
 
 /* ---- fmt ---- */
 
@@ -542,6 +543,26 @@ START_TEST(seg_req_stderr_formula)
 }
 END_TEST
 
+/* A realloc's length in a trace (trace.h): exact below 2048 ns, else
+ * rounded down by less than 1/2048, monotonic, saturating at 2^42 ns. */
+START_TEST(trace_duration_encoding)
+{
+    uint64_t prev = 0;
+    for (uint64_t ns = 0; ns < 2048; ns++)
+        ck_assert_uint_eq(trace_dur_decode(trace_dur_encode(ns)), ns);
+    for (uint64_t ns = 1; ns < (1ull << 42); ns += ns / 7 + 1) {
+        uint64_t d = trace_dur_decode(trace_dur_encode(ns));
+        ck_assert(d <= ns && ns - d <= ns / 2048);
+        ck_assert(d >= prev);
+        prev = d;
+    }
+    for (uint64_t v = 1; v <= 0xffff; v++)   /* every code decodes above the one before */
+        ck_assert(trace_dur_decode((uint16_t)v) > trace_dur_decode((uint16_t)(v - 1)));
+    ck_assert_uint_eq(trace_dur_encode(UINT64_MAX), 0xffff);
+    ck_assert(trace_dur_decode(0xffff) < (1ull << 42));
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
     Suite *s = suite_create("core");
@@ -568,6 +589,7 @@ static Suite *core_suite(void)
     tcase_add_test(z, seg_layout_and_validate);
     tcase_add_test(z, seg_live_req_estimate);
     tcase_add_test(z, seg_req_stderr_formula);
+    tcase_add_test(z, trace_duration_encoding);
     suite_add_tcase(s, f);
     suite_add_tcase(s, c);
     suite_add_tcase(s, z);
