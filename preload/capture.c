@@ -66,13 +66,6 @@ static int lfd = -1;
 static dev_t lfd_dev;
 static ino_t lfd_ino;
 
-/* Whether fd is still the file of identity (dev, ino). */
-static int file_id_ok(int fd, dev_t dev, ino_t ino)
-{
-    struct stat st;
-    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
-}
-
 #ifdef HAVE_ZSTD
 
 static struct backend_ops cap_ops, cap_cxx_ops; /* the wrappers: C's, C++'s */

@@ -300,6 +300,10 @@ int remove_stale(const char *path);
  * descriptor 0, 1 or 2. Returns -1 with errno on failure. */
 int create_segment(const char *dir, const char *path, int *named);
 
+/* Whether fd is still the file of identity (dev, ino): a descriptor of
+ * ours that the program may have closed and got again (segfile.c). */
+int file_id_ok(int fd, dev_t dev, ino_t ino);
+
 /* Whether fd is still the copy (seg_dev, seg_ino). */
 int same_file(int fd);
 

@@ -50,7 +50,7 @@ void sampler_init(long interval_ms)
 /* Reads a small /proc file into buf (NUL-terminated); returns its length. */
 size_t read_proc(const char *path, char *buf, size_t cap)
 {
-    struct stat st, now;
+    struct stat st;
     int fd = high_fd(open(path, O_RDONLY | O_CLOEXEC));
     size_t got = 0;
     buf[0] = '\0';
@@ -65,7 +65,7 @@ size_t read_proc(const char *path, char *buf, size_t cap)
         got += (size_t)r;
     }
     /* Closed only while it is still ours (segfile.c's copy_write says why). */
-    if (fstat(fd, &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev)
+    if (file_id_ok(fd, st.st_dev, st.st_ino))
         close(fd);
     buf[got] = '\0';
     return got;

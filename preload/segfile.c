@@ -103,10 +103,15 @@ int create_segment(const char *dir, const char *path, int *named)
     return fd;
 }
 
-int same_file(int fd)
+int file_id_ok(int fd, dev_t dev, ino_t ino)
 {
     struct stat st;
-    return fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == seg_ino && st.st_dev == seg_dev;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
+int same_file(int fd)
+{
+    return file_id_ok(fd, seg_dev, seg_ino);
 }
 
 /* Makes fd (from live_create, mapped at seg) the live segment's memory
@@ -133,8 +138,7 @@ void live_set(int fd)
 
 int same_live(int fd)
 {
-    struct stat st;
-    return fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == live_ino && st.st_dev == live_dev;
+    return file_id_ok(fd, live_dev, live_ino);
 }
 
 /* Calls fn(off, len, ctx) on each range of [from, size) of the live
