@@ -186,18 +186,72 @@ static int seg_ranges(int fd, size_t from, size_t size, int (*fn)(size_t, size_t
     return 0;
 }
 
-static int pwrite_range(size_t off, size_t len, void *ctx)
+/* Writes len bytes of buf at off into fd, whole. Returns 0 or an errno
+ * value. */
+static int pwrite_all(int fd, const void *buf, size_t len, size_t off)
 {
-    int fd = *(int *)ctx;
     while (len) {
-        ssize_t w = pwrite(fd, (const char *)seg + off, len, (off_t)off);
+        ssize_t w = pwrite(fd, buf, len, (off_t)off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
             return w < 0 ? errno : EIO;
+        buf = (const char *)buf + w;
         off += (size_t)w;
         len -= (size_t)w;
     }
+    return 0;
+}
+
+/* For live_create, in a fork child before the program runs again: the
+ * descriptor cannot change under it. */
+static int pwrite_range(size_t off, size_t len, void *ctx)
+{
+    return pwrite_all(*(int *)ctx, (const char *)seg + off, len, off);
+}
+
+/* A write into the copy's descriptor, checked first to be the copy still.
+ * A program may close our descriptor behind the wrappers' back (a raw
+ * close loop, a dup2 over it) and be given the number for a file of its
+ * own, a database's data file say, while a rewrite is under way: that file
+ * must never receive our bytes. What is left is the window of one system
+ * call between the check and the write. Returns 0, EBADF when fd is not
+ * the copy any more, or pwrite's errno value. */
+static int copy_pwrite(int fd, const void *buf, size_t len, size_t off)
+{
+    if (!same_file(fd))
+        return EBADF;
+    return pwrite_all(fd, buf, len, off);
+}
+
+/* The ranges of a rewrite, joined where they touch (mincore gives them a
+ * page at a time) and written a run of at most COPY_RUN_MAX bytes at a
+ * time, so that a rewrite checks its descriptor (copy_pwrite) once per run,
+ * not once per page. */
+#define COPY_RUN_MAX (1u << 20)
+struct copy_run {
+    int fd;
+    size_t lo, hi;   /* the run not written yet */
+};
+
+static int copy_run_flush(struct copy_run *r)
+{
+    int err = r->hi > r->lo ? copy_pwrite(r->fd, (const char *)seg + r->lo, r->hi - r->lo, r->lo) : 0;
+    r->lo = r->hi = 0;
+    return err;
+}
+
+static int copy_range(size_t off, size_t len, void *ctx)
+{
+    struct copy_run *r = ctx;
+    if (r->hi > r->lo && (off != r->hi || r->hi - r->lo + len > COPY_RUN_MAX)) {
+        int err = copy_run_flush(r);
+        if (err)
+            return err;
+    }
+    if (r->hi == r->lo)
+        r->lo = off;
+    r->hi = off + len;
     return 0;
 }
 
@@ -249,8 +303,7 @@ static int copy_header(int fd, uint32_t extra_flags)
     h.flags |= SEG_F_COPY | extra_flags;
     h.copy_seq = copy_seq;
     h.copy_ns = copy_ns;
-    ssize_t w = pwrite(fd, &h, sizeof h, 0);
-    return w == (ssize_t)sizeof h ? 0 : w < 0 ? errno : EIO;
+    return copy_pwrite(fd, &h, sizeof h, 0);
 }
 
 /* Opens the copy again by its name, after the program closed our
@@ -259,13 +312,12 @@ static int copy_header(int fd, uint32_t extra_flags)
  * again. Precondition: copy_mu held. */
 static int copy_reopen(void)
 {
-    struct stat st;
     if (published != 1)
         return 0;
     int fd = high_fd(open(seg_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
     if (fd < 0)
         return 0;
-    if (fstat(fd, &st) != 0 || st.st_ino != seg_ino || st.st_dev != seg_dev) {
+    if (!same_file(fd)) {
         close(fd);
         return 0;
     }
@@ -281,16 +333,19 @@ static int copy_reopen(void)
  * Precondition: copy_mu held. */
 static int copy_open(int *own)
 {
-    struct stat st;
     *own = 0;
     if (!same_file(seg_fd))
         copy_reopen();   /* for the lock that says "alive" */
-    if (published != 1)
-        return same_file(seg_fd) ? seg_fd : -1;
+    if (published != 1) {
+        if (same_file(seg_fd))
+            return seg_fd;
+        errno = EBADF;   /* the program closed it */
+        return -1;
+    }
     int fd = high_fd(open(seg_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
     if (fd < 0 && (errno == EACCES || errno == EPERM) && same_file(seg_fd))
         return seg_fd;   /* a process that became another user: the one it opened */
-    if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_ino != seg_ino || st.st_dev != seg_dev)) {
+    if (fd >= 0 && !same_file(fd)) {
         close(fd);
         fd = -1;
         errno = ESTALE;
@@ -346,7 +401,9 @@ void copy_write(int mode)
     }
     if ((fd = copy_open(&own)) < 0) {
         err = errno ? errno : EBADF;
-    } else if (fstat(fd, &st) == 0 && (uint64_t)st.st_size != geo.total_size) {
+    } else if (fstat(fd, &st) != 0 || st.st_dev != seg_dev || st.st_ino != seg_ino) {
+        err = EBADF;   /* no ftruncate of a file that is not the copy */
+    } else if ((uint64_t)st.st_size != geo.total_size) {
         if (!copy_cut)
             log_msg("%s was cut to %lld bytes while the process ran; it is written again whole",
                     seg_path, (long long)st.st_size);
@@ -357,8 +414,12 @@ void copy_write(int mode)
     copy_seq |= 1;   /* odd: readers of the copy wait */
     if (!err)
         err = copy_header(fd, copy_err ? SEG_F_COPY_STALE : 0);
-    if (!err)
-        err = seg_ranges(-1, sizeof(struct seg_header), geo.total_size, pwrite_range, &fd);
+    if (!err) {
+        struct copy_run run = { fd, 0, 0 };
+        err = seg_ranges(-1, sizeof(struct seg_header), geo.total_size, copy_range, &run);
+        if (!err)
+            err = copy_run_flush(&run);
+    }
     copy_seq++;
     if (!err) {
         copy_ns = clock_ns(CLOCK_REALTIME);
@@ -369,7 +430,8 @@ void copy_write(int mode)
             copy_header(fd, SEG_F_COPY_STALE);   /* at least say so, if the header page is there */
         if (!copy_err)
             log_msg("cannot write %s: %s; it stays as it was (marked stale), recording goes on, "
-                    "and `shimdump %d` reads the process itself", seg_path, strerrordesc_np(err),
+                    "and `shimdump %d` reads the process itself", seg_path,
+                    err == EBADF ? "the program closed the shim's descriptor of it" : strerrordesc_np(err),
                     (int)getpid());
     } else if (copy_err) {
         log_msg("%s is written again", seg_path);
