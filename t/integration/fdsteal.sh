@@ -1,7 +1,7 @@
 #!/bin/sh
 # fdsteal.sh: a program that closes the shim's descriptor of its segment
 # copy behind the wrappers' back, and is given the number for a file of its
-# own in the middle of a rewrite of the copy (libfdsteal does it at a
+# own in the middle of a rewrite of the copy (libwritehook does it at a
 # chosen write), never finds a byte of the shim's in that file. Before the
 # copy has its name (the first rewrite, on seg_fd) the copy is given up, in
 # one line; after (a rewrite's own descriptor, opened by name) that rewrite
@@ -9,8 +9,8 @@
 # runs on and exits 0; shimdump reads it.
 . "$TOP_SRCDIR/t/lib.sh"
 
-steal="$T/.libs/libfdsteal.so"
-[ -e "$steal" ] || { echo "1..0 # SKIP libfdsteal.so is not built"; exit 0; }
+steal="$T/.libs/libwritehook.so"
+[ -e "$steal" ] || { echo "1..0 # SKIP libwritehook.so is not built"; exit 0; }
 
 n=0
 for b in $(backends); do
