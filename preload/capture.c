@@ -73,7 +73,7 @@ static struct backend_ops cap_ops, cap_cxx_ops; /* the wrappers: C's, C++'s */
 #define CAP_CHUNK     1024u            /* events a buffer holds: one chunk */
 #define CAP_NBUF      4u               /* buffers per thread */
 #define CAP_SLOTS     TRACE_THREADS_MAX
-#define CAP_LEVEL     1                /* zstd's level: the fastest */
+#define CAP_LEVEL     (-3)             /* zstd's level: fast (trace.h, "Byte planes") */
 #define CAP_WAIT_NS   50000000ull      /* a thread with no free buffer waits so long, then drops */
 #define CAP_TICK_NS   1000000L         /* the writer looks at least this often */
 #define CAP_LOOK_NS   100000000ull     /* and at shimdump's connection this often */
@@ -607,6 +607,10 @@ static int cap_reserve(char *why, size_t whylen)
     size_t slen = (sizeof(struct cap_slot) * CAP_SLOTS + 4095) & ~(size_t)4095;
     size_t elen = (size_t)CAP_SLOTS * SLOT_EV_BYTES;
     cw.ws_len = trace_writer_workspace(CAP_CHUNK, CAP_LEVEL);
+    if (cw.ws_len == 0) {
+        fmt_buf(why, whylen, "this libzstd cannot compress at level %d", CAP_LEVEL);
+        return ENOTSUP;
+    }
     void *ws = mmap(NULL, cw.ws_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     void *sl = mmap(NULL, slen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     /* address space only: each slot's part is made writable when taken */

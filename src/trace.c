@@ -9,6 +9,9 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define ZSTD_STATIC_LINKING_ONLY   /* ZSTD_initStaticCCtx: a compressor in our memory */
 #include <zstd.h>
@@ -76,10 +79,66 @@ uint64_t trace_sum64(const void *p, size_t n)
     return h;
 }
 
-/* ---- Writing ---- */
+/* ---- Byte planes (format 3) ---- */
 
-#define LEVEL_MIN 1
-#define LEVEL_MAX 19
+#define EV_BYTES sizeof(struct trace_event)
+_Static_assert(EV_BYTES % 8 == 0, "an event is whole 8-byte words");
+
+/* The 8 x 8 bytes at in (rows in_stride apart) transposed into out (rows
+ * out_stride apart): out row b holds byte b of each in row. Its own
+ * inverse. */
+static inline void transpose8(const uint8_t *in, size_t in_stride, uint8_t *out, size_t out_stride)
+{
+#if defined(__SSE2__)
+    __m128i a[8], b[4], c[4], d[4];
+    for (int k = 0; k < 8; k++)
+        a[k] = _mm_loadl_epi64((const __m128i *)(const void *)(in + k * in_stride));
+    for (int k = 0; k < 4; k++)
+        b[k] = _mm_unpacklo_epi8(a[2 * k], a[2 * k + 1]);
+    c[0] = _mm_unpacklo_epi16(b[0], b[1]);
+    c[1] = _mm_unpackhi_epi16(b[0], b[1]);
+    c[2] = _mm_unpacklo_epi16(b[2], b[3]);
+    c[3] = _mm_unpackhi_epi16(b[2], b[3]);
+    d[0] = _mm_unpacklo_epi32(c[0], c[2]);
+    d[1] = _mm_unpackhi_epi32(c[0], c[2]);
+    d[2] = _mm_unpacklo_epi32(c[1], c[3]);
+    d[3] = _mm_unpackhi_epi32(c[1], c[3]);
+    for (int k = 0; k < 4; k++) {
+        _mm_storel_epi64((__m128i *)(void *)(out + (2 * k) * out_stride), d[k]);
+        _mm_storel_epi64((__m128i *)(void *)(out + (2 * k + 1) * out_stride), _mm_srli_si128(d[k], 8));
+    }
+#else
+    for (size_t r = 0; r < 8; r++)
+        for (size_t b = 0; b < 8; b++)
+            out[b * out_stride + r] = in[r * in_stride + b];
+#endif
+}
+
+void trace_planes_of(const struct trace_event *ev, uint32_t n, uint8_t *planes)
+{
+    const uint8_t *in = (const uint8_t *)ev;
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (size_t w = 0; w < EV_BYTES; w += 8)
+            transpose8(in + i * EV_BYTES + w, EV_BYTES, planes + w * n + i, n);
+    for (; i < n; i++)
+        for (size_t b = 0; b < EV_BYTES; b++)
+            planes[b * n + i] = in[i * EV_BYTES + b];
+}
+
+void trace_events_of(const uint8_t *planes, uint32_t n, struct trace_event *ev)
+{
+    uint8_t *out = (uint8_t *)ev;
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (size_t w = 0; w < EV_BYTES; w += 8)
+            transpose8(planes + w * n + i, n, out + i * EV_BYTES + w, EV_BYTES);
+    for (; i < n; i++)
+        for (size_t b = 0; b < EV_BYTES; b++)
+            out[i * EV_BYTES + b] = planes[b * n + i];
+}
+
+/* ---- Writing ---- */
 
 /* The compressor's functions the writer calls. The tools link libzstd;
  * the preload (TRACE_ZSTD_DLOPEN) has no link to it and loads it at its
@@ -145,10 +204,13 @@ static size_t cctx_size(int level)
 
 size_t trace_writer_workspace(uint32_t chunk_events, int level)
 {
-    if (chunk_events < 1 || chunk_events > TRACE_CHUNK_EVENTS_MAX || level < LEVEL_MIN ||
-        level > LEVEL_MAX || trace_writer_load(NULL, 0) != 0)
+    if (chunk_events < 1 || chunk_events > TRACE_CHUNK_EVENTS_MAX || level < TRACE_LEVEL_MIN ||
+        level > TRACE_LEVEL_MAX || trace_writer_load(NULL, 0) != 0)
         return 0;
-    return cctx_size(level) + zf.bound((size_t)chunk_events * sizeof(struct trace_event));
+    size_t cs = cctx_size(level);
+    if (cs < 64)
+        return 0;   /* no estimate: an error code, or a zstd without this level */
+    return cs + (size_t)chunk_events * EV_BYTES + zf.bound((size_t)chunk_events * EV_BYTES);
 }
 
 /* Writes iov[0..n) at offset off, whole: retries short writes and EINTR. */
@@ -199,8 +261,9 @@ int trace_writer_begin(struct trace_writer *w, int fd, struct trace_header *h,
     w->level = level;
     w->chunk_events_max = chunk_events;
     w->cctx = cctx;
-    w->out = (uint8_t *)ws + cs;
-    w->out_cap = ws_len - cs;
+    w->planes = (uint8_t *)ws + cs;
+    w->out = w->planes + (size_t)chunk_events * EV_BYTES;
+    w->out_cap = ws_len - cs - (size_t)chunk_events * EV_BYTES;
 
     h->magic = TRACE_MAGIC;
     h->version = TRACE_VERSION;
@@ -230,7 +293,8 @@ int trace_writer_chunk(struct trace_writer *w, uint32_t tid, const struct trace_
 
     if (n < 1 || n > w->chunk_events_max || !ev)
         return EINVAL;
-    csize = zf.compress2(w->cctx, w->out, w->out_cap, ev, (size_t)n * sizeof *ev);
+    trace_planes_of(ev, n, w->planes);
+    csize = zf.compress2(w->cctx, w->out, w->out_cap, w->planes, (size_t)n * sizeof *ev);
     if (zf.is_error(csize) || csize > UINT32_MAX)
         return EIO;
     c.magic = TRACE_CHUNK_MAGIC;
@@ -417,8 +481,9 @@ int trace_check_event(const struct trace_event *e, char *why, size_t whylen)
     return 0;
 }
 
-int trace_decode_chunk(void *dctx, const struct trace_chunk *c, const void *frame,
-                       struct trace_event *out, char *why, size_t whylen)
+int trace_decode_chunk(void *dctx, uint32_t version, const struct trace_chunk *c,
+                       const void *frame, void *planes, struct trace_event *out, char *why,
+                       size_t whylen)
 {
     size_t want = (size_t)c->count * sizeof *out;
     unsigned long long content = ZSTD_getFrameContentSize(frame, c->csize);
@@ -434,10 +499,12 @@ int trace_decode_chunk(void *dctx, const struct trace_chunk *c, const void *fram
     if (ZSTD_findFrameCompressedSize(frame, c->csize) != c->csize)
         return bad(why, whylen, EBADMSG, "corrupt: chunk %llu's frame is not %u bytes",
                    (unsigned long long)c->seq, c->csize);
-    got = ZSTD_decompressDCtx(dctx, out, want, frame, c->csize);
+    got = ZSTD_decompressDCtx(dctx, version >= 3 ? planes : (void *)out, want, frame, c->csize);
     if (ZSTD_isError(got) || got != want)
         return bad(why, whylen, EBADMSG, "corrupt: chunk %llu: %s", (unsigned long long)c->seq,
                    ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short frame");
+    if (version >= 3)
+        trace_events_of(planes, c->count, out);
     for (uint32_t i = 0; i < c->count; i++)
         if (trace_check_event(&out[i], ewhy, sizeof ewhy) != 0)
             return bad(why, whylen, EBADMSG, "corrupt: chunk %llu, event %u: %s",

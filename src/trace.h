@@ -11,7 +11,8 @@
  *   chunks, each           struct trace_chunk, then `csize` bytes: one
  *                          zstd frame (content size in its header, content
  *                          checksum on) that decompresses to exactly
- *                          `count` struct trace_event of one thread;
+ *                          `count` struct trace_event of one thread, as
+ *                          byte planes (format 3, below);
  *   struct trace_trailer   the totals (chunks, events written, events
  *                          dropped), which end the file.
  * A file without its trailer is truncated: the capture did not finish or
@@ -57,6 +58,16 @@
  *   bytes per class). A free of a block allocated before the capture
  *   carries the block's usable size, and so its class.
  *
+ * - Byte planes (format 3): a chunk's frame holds its events transposed,
+ *   byte b of event i at b * count + i: 40 planes of `count` bytes. Alike
+ *   bytes then lie together (an address's high bytes, a time's, a size's
+ *   barely change from one call to the next), which zstd compresses
+ *   smaller and much faster: on a bcsim capture, 51 ns and 6.97 bytes an
+ *   event at level 1 where the events as they are took 76 ns and 7.63
+ *   bytes, and 38 ns and 8.05 bytes at level -3, transposing included.
+ *   (Formats 1 and 2 held the events as they are; readers still read them
+ *   so.)
+ *
  * Readers trust nothing: trace_check_header, trace_check_chunk,
  * trace_check_trailer and trace_decode_chunk bound every count, size and
  * offset before using it (src/traceread.c reads whole files with them).
@@ -72,7 +83,7 @@
 #include "sizeclass.h"
 
 #define TRACE_MAGIC         0x314543415254534dULL   /* "MSTRACE1" */
-#define TRACE_VERSION       2u
+#define TRACE_VERSION       3u
 #define TRACE_VERSION_MIN   1u                      /* the oldest a reader reads */
 #define TRACE_CHUNK_MAGIC   0x4354534du             /* "MSTC" */
 #define TRACE_TRAILER_MAGIC 0x4554534du             /* "MSTE" */
@@ -269,6 +280,7 @@ struct trace_writer {
     uint64_t chunks, events;
     void *cctx;                /* a ZSTD_CCtx inside the workspace */
     uint8_t *out;              /* the frame buffer inside the workspace */
+    uint8_t *planes;           /* a chunk's byte planes, inside the workspace */
     size_t out_cap;
 };
 
@@ -279,10 +291,13 @@ struct trace_writer {
 int trace_writer_load(char *why, size_t whylen);
 
 /* The workspace (bytes, 8-byte aligned) that a writer of chunks of up to
- * chunk_events events at zstd level `level` needs: the compressor and one
- * frame's buffer. 0 when the arguments are out of range (chunk_events
- * 1..TRACE_CHUNK_EVENTS_MAX, level 1..19), or when the compressor cannot
- * be loaded. */
+ * chunk_events events at zstd level `level` needs: the compressor, one
+ * chunk's byte planes and one frame's buffer. 0 when the arguments are out
+ * of range (chunk_events 1..TRACE_CHUNK_EVENTS_MAX, level
+ * TRACE_LEVEL_MIN..TRACE_LEVEL_MAX), or when the compressor cannot be
+ * loaded. */
+#define TRACE_LEVEL_MIN (-7)   /* zstd's negative levels: faster, larger */
+#define TRACE_LEVEL_MAX 19
 size_t trace_writer_workspace(uint32_t chunk_events, int level);
 
 /* Starts a trace on fd (a file open for writing, written from offset 0
@@ -334,10 +349,18 @@ int trace_check_trailer(const void *p, uint64_t chunks, uint64_t events, uint32_
  * table say. Returns 0 or EBADMSG (why set). */
 int trace_check_event(const struct trace_event *e, char *why, size_t whylen);
 
-/* Decompresses the frame of chunk c (csize bytes at frame) with dctx (a
- * ZSTD_DCtx) into out[0..c->count) and checks every event. Returns 0 or
- * EBADMSG (why set). */
-int trace_decode_chunk(void *dctx, const struct trace_chunk *c, const void *frame,
-                       struct trace_event *out, char *why, size_t whylen);
+/* Decompresses the frame of chunk c (csize bytes at frame) of a file of
+ * format `version` with dctx (a ZSTD_DCtx) into out[0..c->count) and checks
+ * every event. From format 3, the frame holds byte planes: decompressed
+ * into planes (c->count events' room), then put back in order. Returns 0
+ * or EBADMSG (why set). */
+int trace_decode_chunk(void *dctx, uint32_t version, const struct trace_chunk *c,
+                       const void *frame, void *planes, struct trace_event *out, char *why,
+                       size_t whylen);
+
+/* The byte planes of events ev[0..n) into planes (n events' bytes), and
+ * back: format 3's chunk content. */
+void trace_planes_of(const struct trace_event *ev, uint32_t n, uint8_t *planes);
+void trace_events_of(const uint8_t *planes, uint32_t n, struct trace_event *ev);
 
 #endif

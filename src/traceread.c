@@ -230,7 +230,10 @@ int trace_read_chunk(struct trace_file *f, const struct trace_ref *r, struct tra
     c.count = r->count;
     c.csize = r->csize;
     c.seq = r->seq;
-    return trace_decode_chunk(f->dctx, &c, f->frame, out, why, whylen);
+    if (f->hdr.version >= 3 && !f->planes &&
+        !(f->planes = malloc((size_t)f->hdr.chunk_events_max * sizeof(struct trace_event))))
+        return fail(why, whylen, ENOMEM, "out of memory");
+    return trace_decode_chunk(f->dctx, f->hdr.version, &c, f->frame, f->planes, out, why, whylen);
 }
 
 void trace_close(struct trace_file *f)
@@ -240,10 +243,12 @@ void trace_close(struct trace_file *f)
     free(f->threads);
     free(f->tid_hash);
     free(f->frame);
+    free(f->planes);
     ZSTD_freeDCtx(f->dctx);
     f->threads = NULL;
     f->tid_hash = NULL;
     f->frame = NULL;
+    f->planes = NULL;
     f->dctx = NULL;
     f->nthreads = 0;
 }

@@ -42,6 +42,7 @@ struct trace_file {
     void *dctx;                    /* ZSTD_DCtx */
     uint8_t *frame;                /* one frame, read */
     size_t frame_cap;
+    uint8_t *planes;               /* one chunk's byte planes (format 3), read */
 };
 
 /* Reads and checks the header, the chunk heads and the trailer of the

@@ -63,6 +63,15 @@ ok $? "--info --json: events, chunks, threads, ops, failed, cross-thread frees, 
 check "$SR" --info --json "$TOP_SRCDIR/t/replay/v1.trace" &&
     python3 "$TMP/compare.py" "$TMP/out" "$TOP_SRCDIR/t/replay/v1.expect" >"$TMP/py" 2>&1
 ok $? "a trace of format 1: read, with the figures it was made with" || diag "$TMP/py"
+# And of format 2 (events as they are, not byte planes; t/replay/v2.trace,
+# made by the mktrace of then with --seed=7 --threads=4 --events=3000
+# --cache=100): read, and replayed with every op done.
+check "$SR" --info --json "$TOP_SRCDIR/t/replay/v2.trace" &&
+    python3 "$TMP/compare.py" "$TMP/out" "$TOP_SRCDIR/t/replay/v2.expect" >"$TMP/py" 2>&1
+ok $? "a trace of format 2: read, with the figures it was made with" || diag "$TMP/py"
+check "$SR" --backend=glibc --json "$TOP_SRCDIR/t/replay/v2.trace" &&
+    python3 "$TMP/compare.py" "$TMP/out" "$TOP_SRCDIR/t/replay/v2.expect" 0 >"$TMP/py" 2>&1
+ok $? "a trace of format 2: replayed, every op done, its live bytes as made" || diag "$TMP/py"
 
 check "$SR" --info "$TR"
 grep -q "^cross-thread $(sed -n 's/^cross_thread //p' "$TMP/expect") frees" "$TMP/out" &&
@@ -218,7 +227,7 @@ printf 'X' | dd of="$TMP/head.trace" bs=1 seek=200 conv=notrunc 2>/dev/null
 one_line 5 ".*head.trace: corrupt header: checksum mismatch" "a trace with a byte changed in its header" "$SR" "$TMP/head.trace"
 cp "$TR" "$TMP/v9.trace"
 printf '\011' | dd of="$TMP/v9.trace" bs=1 seek=8 conv=notrunc 2>/dev/null
-one_line 4 ".*v9.trace: trace format 9, this shimreplay reads formats 1 to 2" "a trace of another format version" "$SR" "$TMP/v9.trace"
+one_line 4 ".*v9.trace: trace format 9, this shimreplay reads formats 1 to 3" "a trace of another format version" "$SR" "$TMP/v9.trace"
 one_line 5 ".*: not a mallocshim trace (bad magic number)" "a foreign file" "$SR" "$TMP/compare.py"
 : >"$TMP/empty.trace"
 one_line 5 ".*empty.trace: not a mallocshim trace (empty file)" "an empty file" "$SR" "$TMP/empty.trace"

@@ -563,6 +563,39 @@ START_TEST(trace_duration_encoding)
 }
 END_TEST
 
+#ifdef HAVE_ZSTD
+/* Format 3's byte planes: byte b of event i at b * n + i, for every n
+ * (the 8-event blocks and the rest), and back to the same events. */
+START_TEST(trace_byte_planes)
+{
+    static struct trace_event ev[1024], back[1024];
+    static uint8_t planes[sizeof ev];
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    uint8_t *raw = (uint8_t *)ev;
+    for (size_t i = 0; i < sizeof ev; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        raw[i] = (uint8_t)x;
+    }
+    const uint32_t ns[] = { 1, 2, 7, 8, 9, 15, 16, 17, 63, 1000, 1023, 1024 };
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        uint32_t n = ns[k];
+        memset(planes, 0xee, sizeof planes);
+        trace_planes_of(ev, n, planes);
+        for (uint32_t i = 0; i < n; i++)
+            for (size_t b = 0; b < sizeof *ev; b++)
+                ck_assert_uint_eq(planes[b * n + i], raw[i * sizeof *ev + b]);
+        if (n < 1024)
+            ck_assert_uint_eq(planes[n * sizeof *ev], 0xee);   /* nothing past n events */
+        memset(back, 0, sizeof back);
+        trace_events_of(planes, n, back);
+        ck_assert_int_eq(memcmp(back, ev, n * sizeof *ev), 0);
+    }
+}
+END_TEST
+#endif
+
 static Suite *core_suite(void)
 {
     Suite *s = suite_create("core");
@@ -590,6 +623,9 @@ static Suite *core_suite(void)
     tcase_add_test(z, seg_live_req_estimate);
     tcase_add_test(z, seg_req_stderr_formula);
     tcase_add_test(z, trace_duration_encoding);
+#ifdef HAVE_ZSTD
+    tcase_add_test(z, trace_byte_planes);
+#endif
     suite_add_tcase(s, f);
     suite_add_tcase(s, c);
     suite_add_tcase(s, z);
