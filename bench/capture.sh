@@ -3,9 +3,10 @@
 # readrandom (16 threads each), under the shim on glibc with recording at
 # its defaults, paired and interleaved (the order alternating each round):
 # plain, and captured for the whole run (shimdump --capture from as soon as
-# the process listens). Reports the captured run's ops/s over the plain
-# one's, median (min..max) over the rounds, and the trace's events/s,
-# bytes/s, bytes per event and drops.
+# the process listens), after one plain run not counted (a warm-up: a DB
+# just made is not in the page cache yet). Reports the captured run's
+# ops/s over the plain one's, median (min..max) over the rounds, and the
+# trace's events/s, bytes/s, bytes per event and drops.
 #
 # Usage: bench/capture.sh [ROUNDS] [SECONDS]   (from the build directory)
 # Environment: WORKLOADS ("bcsim dbbench"), BACKEND (glibc), THREADS (16);
@@ -27,6 +28,12 @@ trap 'rm -rf "$W"' EXIT
 db=${DBBENCH_DB:-/var/tmp/mallocshim-dbbench}
 num=${DBBENCH_NUM:-2000000}
 cache=${DBBENCH_CACHE:-67108864}
+. "$top/bench/lib.sh"
+case " ${WORKLOADS:-bcsim dbbench} " in
+*" dbbench "*)
+    command -v db_bench >/dev/null || { echo "capture.sh: db_bench not found (rocksdb-tools)" >&2; exit 2; }
+    dbbench_db "$db" "$num" ;;
+esac
 
 # one WORKLOAD captured|plain: prints ops/s (and, captured, the summary
 # line's figures on stderr into $W/sum)
@@ -60,6 +67,7 @@ one() {
 for w in ${WORKLOADS:-bcsim dbbench}; do
     : >"$W/$w.ratios"
     : >"$W/$w.sums"
+    one $w plain >/dev/null   # a warm-up, not counted: the DB's pages into the page cache
     r=1
     while [ $r -le "$rounds" ]; do
         if [ $((r % 2)) -eq 1 ]; then
@@ -85,7 +93,7 @@ for l in open(sys.argv[3]):
         ev, secs = int(m.group(1)), float(m.group(3))
         print(f"  {ev} events in {secs} s: {ev / secs / 1e6:.2f} M events/s, {m.group(4)}, "
               f"{m.group(5)}/s")
-    m = re.search(r": (\d+) events dropped \(([\d.]+)%\)", l)
+    m = re.search(r": (\d+) events? dropped \(([\d.]+)%\)", l)
     if m:
         print(f"    {m.group(1)} events dropped ({m.group(2)}%)")
 EOF

@@ -38,11 +38,7 @@ mkdir "$W/shm"
 
 common="--use_existing_db=1 --num=$num --cache_size=$cache --threads=$threads --block_size=16384
         --compression_type=lz4 --statistics=0 --histogram=0"
-if [ ! -e "$db/CURRENT" ]; then
-    echo "# making the DB in $db: fillrandom, $num keys of 400 B, lz4, 16 KiB blocks" >&2
-    db_bench --db="$db" --benchmarks=fillrandom --num="$num" --value_size=400 \
-        --compression_type=lz4 --block_size=16384 --threads=1 >/dev/null 2>&1
-fi
+dbbench_db "$db" "$num"
 
 # one LABEL PRELOAD CONF -> "ops_per_s peak_rss_kb", appended to $W/LABEL
 one() {

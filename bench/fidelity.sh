@@ -49,11 +49,8 @@ dbbench)
     num=${DBBENCH_NUM:-2000000}
     cache=${DBBENCH_CACHE:-67108864}
     command -v db_bench >/dev/null || { echo "fidelity.sh: db_bench not found (rocksdb-tools)" >&2; exit 2; }
-    if [ ! -e "$db/CURRENT" ]; then
-        echo "fidelity.sh: making $db ($num keys)" >&2
-        db_bench --db="$db" --num="$num" --benchmarks=fillrandom --compression_type=lz4 \
-            --block_size=16384 --statistics=0 >/dev/null
-    fi
+    . "$top/bench/lib.sh"
+    dbbench_db "$db" "$num"
     cmd="db_bench --db=$db --use_existing_db=1 --num=$num --cache_size=$cache --threads=$threads
          --block_size=16384 --compression_type=lz4 --statistics=0 --histogram=0
          --benchmarks=readrandom --duration=$secs" ;;
