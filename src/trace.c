@@ -114,28 +114,34 @@ static inline void transpose8(const uint8_t *in, size_t in_stride, uint8_t *out,
 #endif
 }
 
-void trace_planes_of(const struct trace_event *ev, uint32_t n, uint8_t *planes)
+/* n events' bytes between events (rows of EV_BYTES bytes) and byte planes
+ * (rows of n bytes): events to planes when to_planes, else back. */
+static void planes_move(const uint8_t *from, uint8_t *to, uint32_t n, int to_planes)
 {
-    const uint8_t *in = (const uint8_t *)ev;
     uint32_t i = 0;
     for (; i + 8 <= n; i += 8)
-        for (size_t w = 0; w < EV_BYTES; w += 8)
-            transpose8(in + i * EV_BYTES + w, EV_BYTES, planes + w * n + i, n);
+        for (size_t w = 0; w < EV_BYTES; w += 8) {
+            size_t ev = i * EV_BYTES + w, pl = w * n + i;
+            if (to_planes)
+                transpose8(from + ev, EV_BYTES, to + pl, n);
+            else
+                transpose8(from + pl, n, to + ev, EV_BYTES);
+        }
     for (; i < n; i++)
-        for (size_t b = 0; b < EV_BYTES; b++)
-            planes[b * n + i] = in[i * EV_BYTES + b];
+        for (size_t b = 0; b < EV_BYTES; b++) {
+            size_t ev = i * EV_BYTES + b, pl = b * n + i;
+            to[to_planes ? pl : ev] = from[to_planes ? ev : pl];
+        }
+}
+
+void trace_planes_of(const struct trace_event *ev, uint32_t n, uint8_t *planes)
+{
+    planes_move((const uint8_t *)ev, planes, n, 1);
 }
 
 void trace_events_of(const uint8_t *planes, uint32_t n, struct trace_event *ev)
 {
-    uint8_t *out = (uint8_t *)ev;
-    uint32_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (size_t w = 0; w < EV_BYTES; w += 8)
-            transpose8(planes + w * n + i, n, out + i * EV_BYTES + w, EV_BYTES);
-    for (; i < n; i++)
-        for (size_t b = 0; b < EV_BYTES; b++)
-            out[i * EV_BYTES + b] = planes[b * n + i];
+    planes_move(planes, (uint8_t *)ev, n, 0);
 }
 
 /* ---- Writing ---- */
