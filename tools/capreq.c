@@ -303,9 +303,9 @@ int capreq_run(long pid, unsigned seconds, const char *output, volatile sig_atom
            view_bytes(b2, sizeof b2, secs > 0 ? (uint64_t)((double)m.bytes / secs) : 0),
            (unsigned long long)m.start_blocks, view_bytes(when, sizeof when, m.start_bytes));
     if (m.dropped)
-        printf("%s: %llu events dropped (%.2f%%): threads filled their buffers faster than "
+        printf("%s: %llu event%s dropped (%.2f%%): threads filled their buffers faster than "
                "they were written; the replay treats what they freed as blocks from before\n",
-               output, (unsigned long long)m.dropped,
+               output, (unsigned long long)m.dropped, m.dropped == 1 ? "" : "s",
                100.0 * (double)m.dropped / (double)(m.dropped + m.events));
     printf("replay it under every allocator: shimreplay --all %s\n", output);
     return DX_OK;
