@@ -653,6 +653,6 @@ int main(int argc, char **argv)
     return 0;
 usage:
     fprintf(stderr, "usage: mktrace [--seed=S] [--threads=N (2..1024)] [--events=N] "
-                    "[--cache=BLOCKS] [--chunk=EVENTS] [--level=1..19] [--gap=NS] [--expect=FILE] OUT\n");
+                    "[--cache=BLOCKS] [--chunk=EVENTS] [--level=-7..19] [--gap=NS] [--expect=FILE] OUT\n");
     return 2;
 }
