@@ -135,7 +135,8 @@ for n in names:
     re_, ee = med(real[n], 1), med(rep[n], 1)
     print(f"{n:<16}{rp:>11.2f}{ep:>9.2f}{ep / rp:>8.2f}{re_:>11.2f}{ee:>9.2f}{ee / re_:>8.2f}")
     if rounds > 1:
-        print(f"{'':<16}{span(real[n], 0):>11}{span(rep[n], 0):>9}{'':>8}{span(real[n], 1):>11}{span(rep[n], 1):>9}")
+        print(f"{'  min..max':<16}{span(real[n], 0):>11} {span(rep[n], 0):>10}{'':>7}"
+              f"{span(real[n], 1):>11} {span(rep[n], 1):>10}")
 cap = []
 for r in range(1, rounds + 1):
     pr, er, pl, el = (int(x) for x in open(f"{W}/cap.{r}").read().split())
