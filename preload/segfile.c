@@ -186,11 +186,20 @@ static int seg_ranges(int fd, size_t from, size_t size, int (*fn)(size_t, size_t
     return 0;
 }
 
-/* Writes len bytes of buf at off into fd, whole. Returns 0 or an errno
- * value. */
-static int pwrite_all(int fd, const void *buf, size_t len, size_t off)
+/* Writes len bytes of buf at off into fd, whole. With `copy`, fd is the
+ * copy's descriptor, checked to be the copy still before each pwrite (a
+ * retry after EINTR or a short write too): a program may close our
+ * descriptor behind the wrappers' back (a raw close loop, a dup2 over it)
+ * and be given the number for a file of its own, a database's data file
+ * say, while a rewrite is under way, and that file must never receive our
+ * bytes. What is left is the window of one system call between a check
+ * and its write. Returns 0, EBADF when fd is not the copy any more, or
+ * pwrite's errno value. */
+static int pwrite_all(int fd, const void *buf, size_t len, size_t off, int copy)
 {
     while (len) {
+        if (copy && !same_file(fd))
+            return EBADF;
         ssize_t w = pwrite(fd, buf, len, (off_t)off);
         if (w < 0 && errno == EINTR)
             continue;
@@ -207,21 +216,13 @@ static int pwrite_all(int fd, const void *buf, size_t len, size_t off)
  * descriptor cannot change under it. */
 static int pwrite_range(size_t off, size_t len, void *ctx)
 {
-    return pwrite_all(*(int *)ctx, (const char *)seg + off, len, off);
+    return pwrite_all(*(int *)ctx, (const char *)seg + off, len, off, 0);
 }
 
-/* A write into the copy's descriptor, checked first to be the copy still.
- * A program may close our descriptor behind the wrappers' back (a raw
- * close loop, a dup2 over it) and be given the number for a file of its
- * own, a database's data file say, while a rewrite is under way: that file
- * must never receive our bytes. What is left is the window of one system
- * call between the check and the write. Returns 0, EBADF when fd is not
- * the copy any more, or pwrite's errno value. */
+/* A write into the copy (pwrite_all's check). */
 static int copy_pwrite(int fd, const void *buf, size_t len, size_t off)
 {
-    if (!same_file(fd))
-        return EBADF;
-    return pwrite_all(fd, buf, len, off);
+    return pwrite_all(fd, buf, len, off, 1);
 }
 
 /* The ranges of a rewrite, joined where they touch (mincore gives them a
@@ -428,11 +429,18 @@ void copy_write(int mode)
     if (err) {
         if (fd >= 0)
             copy_header(fd, SEG_F_COPY_STALE);   /* at least say so, if the header page is there */
-        if (!copy_err)
+        if (copy_err) {
+            /* said already */
+        } else if (published != 1 && err == EBADF) {
+            log_msg("the program closed the shim's descriptor of its segment's copy before the copy "
+                    "was named; %s is not created, and `shimdump %d` reads the process itself",
+                    seg_path, (int)getpid());
+        } else {
             log_msg("cannot write %s: %s; it stays as it was (marked stale), recording goes on, "
                     "and `shimdump %d` reads the process itself", seg_path,
                     err == EBADF ? "the program closed the shim's descriptor of it" : strerrordesc_np(err),
                     (int)getpid());
+        }
     } else if (copy_err) {
         log_msg("%s is written again", seg_path);
     }

@@ -213,9 +213,10 @@ size_t trace_writer_workspace(uint32_t chunk_events, int level)
     if (chunk_events < 1 || chunk_events > TRACE_CHUNK_EVENTS_MAX || level < TRACE_LEVEL_MIN ||
         level > TRACE_LEVEL_MAX || trace_writer_load(NULL, 0) != 0)
         return 0;
+    size_t est = zf.estimate(level);
+    if (zf.is_error(est) || est == 0)
+        return 0;   /* no estimate: a zstd without this level */
     size_t cs = cctx_size(level);
-    if (cs < 64)
-        return 0;   /* no estimate: an error code, or a zstd without this level */
     return cs + (size_t)chunk_events * EV_BYTES + zf.bound((size_t)chunk_events * EV_BYTES);
 }
 
