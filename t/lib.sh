@@ -50,6 +50,13 @@ backends() {
     return 0
 }
 
+# wait_line FILE TEXT: until FILE has a line with TEXT (60 s hang guard).
+wait_line() {
+    _w=0
+    while ! grep -q "$2" "$1" 2>/dev/null && [ $_w -lt 600 ]; do sleep 0.1; _w=$((_w + 1)); done
+    grep -q "$2" "$1" 2>/dev/null
+}
+
 # wait_for FILE [TENTHS]: until FILE exists, at most TENTHS tenths of a
 # second (600: a hang guard, not a bound on the machine).
 wait_for() {

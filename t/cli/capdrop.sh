@@ -27,13 +27,6 @@ CP="$TOP_BUILDDIR/t/integration/capprog"
 export MALLOCSHIM_LIB="$SHIM"
 BUF=4096   # events a thread's buffers hold (capture.c: CAP_NBUF x CAP_CHUNK)
 
-# wait_line FILE TEXT: until FILE has a line with TEXT (60 s hang guard).
-wait_line() {
-    _w=0
-    while ! grep -q "$2" "$1" 2>/dev/null && [ $_w -lt 600 ]; do sleep 0.1; _w=$((_w + 1)); done
-    grep -q "$2" "$1" 2>/dev/null
-}
-
 # prefix.py TRACECAT LOG BUF: each thread's events are the first BUF calls
 # of its log, in order; prints the log's calls and the trailer's dropped.
 cat >"$TMP/prefix.py" <<'PY'

@@ -28,13 +28,6 @@ TC="$TOP_BUILDDIR/t/replay/tracecat"
 CP="$TOP_BUILDDIR/t/integration/capprog"
 export MALLOCSHIM_LIB="$SHIM"
 
-# wait_line FILE TEXT: until FILE has a line with TEXT (60 s hang guard).
-wait_line() {
-    _w=0
-    while ! grep -q "$2" "$1" 2>/dev/null && [ $_w -lt 600 ]; do sleep 0.1; _w=$((_w + 1)); done
-    grep -q "$2" "$1" 2>/dev/null
-}
-
 # listening PID: until PID listens for captures (its sampler has started;
 # 60 s hang guard).
 listening() {
