@@ -429,13 +429,11 @@ void copy_write(int mode)
     if (err) {
         if (fd >= 0)
             copy_header(fd, SEG_F_COPY_STALE);   /* at least say so, if the header page is there */
-        if (copy_err) {
-            /* said already */
-        } else if (published != 1 && err == EBADF) {
+        if (!copy_err && published != 1 && err == EBADF) {
             log_msg("the program closed the shim's descriptor of its segment's copy before the copy "
                     "was named; %s is not created, and `shimdump %d` reads the process itself",
                     seg_path, (int)getpid());
-        } else {
+        } else if (!copy_err) {
             log_msg("cannot write %s: %s; it stays as it was (marked stale), recording goes on, "
                     "and `shimdump %d` reads the process itself", seg_path,
                     err == EBADF ? "the program closed the shim's descriptor of it" : strerrordesc_np(err),
