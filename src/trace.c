@@ -418,6 +418,9 @@ int trace_check_header(const void *p, size_t len, uint64_t file_size, struct tra
                        "corrupt header: a starting heap of more than %llu blocks or 1 PiB",
                        (unsigned long long)TRACE_START_BLOCKS_MAX);
     }
+    if (out->start_free > (1ull << 50))
+        return bad(why, whylen, EBADMSG, "corrupt header: %llu bytes free at the start",
+                   (unsigned long long)out->start_free);
     return 0;
 }
 

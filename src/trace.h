@@ -195,6 +195,9 @@ enum trace_flags {
     TRACE_F_START_EXACT = 1u << 0,   /* the starting heap is exact (from the
                                         segment's counters); without it the
                                         starting heap is empty or estimated */
+    TRACE_F_START_FREE = 1u << 1,    /* start_free holds the allocator's own
+                                        count (a file from before the field
+                                        has 0 there and no flag) */
 };
 
 #define TRACE_COMM_MAX         64
@@ -218,7 +221,13 @@ struct trace_header {
     char comm[TRACE_COMM_MAX];                 /* NUL-terminated */
     char backend_name[TRACE_BACKEND_NAME_MAX]; /* NUL-terminated */
     char config[TRACE_CONFIG_MAX];             /* the shim's config, MALLOCSHIM_CONF syntax */
-    uint64_t reserved[8];
+    /* With TRACE_F_START_FREE: the bytes the allocator held free, besides
+     * the live blocks, when the capture began, by its own count (glibc:
+     * mallinfo2's fordblks, the free chunks of every arena). A replay
+     * under the same config leaves that much free among its starting
+     * blocks (shimreplay(1)): glibc's holes stay where they are. */
+    uint64_t start_free;
+    uint64_t reserved[7];
     struct trace_class start[SIZECLASS_COUNT]; /* the starting heap */
     uint64_t check;            /* trace_sum64 of every byte before it */
 };

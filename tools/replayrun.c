@@ -54,6 +54,9 @@ struct rthread {
     uint64_t unpublished;              /* ops since the last look at waiters */
     uint32_t index;
     uint64_t hang_at;                  /* SHIMREPLAY_TEST_HANG: stop before this main op */
+    double spacer_due;                 /* bytes of free space owed (spacer) */
+    void **spacers;                    /* made, to free after the preludes */
+    size_t nspacers, capspacers;
     struct plan_op *buf;               /* one block, mmap'ed */
     pthread_t pt;
 } __attribute__((aligned(128)));
@@ -70,6 +73,9 @@ static struct {
     uint32_t nth;
     size_t page;
     pthread_barrier_t start;
+    /* Bytes of spacer per byte of the starting heap (spacer): the free
+     * space asked for (replay_opts.start_free) over the heap's bytes. */
+    double spacer_per_byte;
     /* C++ operators, nothrow where they throw, from the shim */
     void *(*new_)(size_t, const void *);
     void *(*new_arr)(size_t, const void *);
@@ -279,17 +285,49 @@ static void __attribute__((noreturn)) bad_op(const struct rthread *me, const str
     die("thread %u: an op of kind %u out of range: the plan file is corrupt", me->index, op->kind);
 }
 
+/* After a block of the starting heap, a spacer of its size where the
+ * thread's share of the free space is due (spacer_per_byte, see
+ * replay_opts.start_free): freed once every prelude is made, it leaves a
+ * hole beside the block, as the captured heap had its free chunks among its
+ * live ones. The pointers are kept in memory of our own (mmap), so that the
+ * heap holds nothing the trace did not. */
+static void spacer(struct rthread *me, uint64_t size)
+{
+    me->spacer_due += (double)size * g.spacer_per_byte;
+    if (me->spacer_due < (double)size)
+        return;
+    me->spacer_due -= (double)size;
+    if (me->nspacers == me->capspacers) {
+        size_t cap = me->capspacers ? 2 * me->capspacers : 4096;
+        void *q = me->spacers ? mremap(me->spacers, me->capspacers * sizeof(void *),
+                                       cap * sizeof(void *), MREMAP_MAYMOVE)
+                              : mmap(NULL, cap * sizeof(void *), PROT_READ | PROT_WRITE,
+                                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (q == MAP_FAILED)
+            die("out of memory for the starting heap's free space");
+        me->spacers = q;
+        me->capspacers = cap;
+    }
+    void *p = malloc(size);
+    touch(p, size);
+    if (p)
+        me->spacers[me->nspacers++] = p;
+}
+
 /* A prelude op; returns the blocks it made. */
 static uint64_t start_op(struct rthread *me, const struct plan_op *op)
 {
     if (op->kind == PLAN_START && slot_ok(op->slot)) {
         put(me, op->slot, malloc(op->size), op->size);
+        spacer(me, op->size);
         return 1;
     }
     if (op->kind != PLAN_START_RUN || !slot_ok(op->slot) || op->n > g.h.nslots - op->slot)
         bad_op(me, op);
-    for (uint64_t i = 0; i < op->n; i++)
+    for (uint64_t i = 0; i < op->n; i++) {
         put(me, (uint32_t)(op->slot + i), malloc(op->size), op->size);
+        spacer(me, op->size);
+    }
     return op->n;
 }
 
@@ -408,6 +446,15 @@ static void *thread_main(void *arg)
                                   atomic_load_explicit(&me->pre_done, memory_order_relaxed) + n,
                                   memory_order_relaxed);
         }
+    }
+    /* The spacers go once every thread's prelude is made, so that no
+     * prelude fills another's holes. */
+    if (g.spacer_per_byte > 0) {
+        pthread_barrier_wait(&g.start);
+        for (size_t j = 0; j < me->nspacers; j++)
+            free(me->spacers[j]);
+        if (me->spacers)
+            munmap(me->spacers, me->capspacers * sizeof(void *));
     }
     pthread_barrier_wait(&g.start);
     me->t_start = now_ns();
@@ -573,6 +620,9 @@ int replay_run(int plan_fd, const struct replay_opts *o)
         if (!(g.rt[i].buf = map(PLAN_BLOCK_OPS * sizeof(struct plan_op))))
             die("out of memory for the threads' buffers");
     }
+    if (o->start_free && g.h.stats.start_bytes + g.h.stats.orphan_bytes)
+        g.spacer_per_byte = (double)o->start_free /
+                            (double)(g.h.stats.start_bytes + g.h.stats.orphan_bytes);
     /* Progress counts the starting heap's blocks as well as the ops. */
     total += g.h.stats.start_blocks + g.h.stats.orphans;
     test_hang();

@@ -24,6 +24,9 @@ struct replay_opts {
                                   counted from the first thread's start */
     int report_fd;             /* progress and the result go here, as lines */
     const char *backend;       /* the backend the shim must be serving */
+    uint64_t start_free;       /* bytes to leave free among the starting heap's
+                                  blocks (the trace's start_free, under the
+                                  captured config; 0: none) */
 };
 
 /* The result line's fields (see replay_run). */

@@ -36,6 +36,7 @@ struct config {
 struct run {
     struct config cfg;
     int rc;                    /* enum dump_exit */
+    uint64_t start_free;       /* the free space it started with (start_free_for) */
     struct replay_result r;
 };
 
@@ -48,8 +49,9 @@ static struct {
     int pace;
     unsigned stall_s;
     int progress;              /* stderr is a terminal, and not --quiet */
+    int compact;               /* --compact-start */
     char lib[PATH_MAX];
-} opt = { "glibc", 0, "", 0, 0, 0, 0, REPLAY_TOUCH_FIRST, 0, 60, 0, "" };
+} opt = { "glibc", 0, "", 0, 0, 0, 0, REPLAY_TOUCH_FIRST, 0, 60, 0, 0, "" };
 
 static int err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int err(int code, const char *fmt, ...)
@@ -245,9 +247,37 @@ static int read_reports(int fd, const struct config *c, struct replay_result *r)
     return got;
 }
 
-static int run_one(int plan_fd, const struct config *c, struct replay_result *r)
+/* The arena count of a captured config (its last arenas:N pair), 0 where
+ * none is set. */
+static long captured_arenas(const char *conf)
 {
-    char pairs[1024], a_plan[16], a_report[16], a_touch[8], a_stall[16], a_pace[4];
+    long n = 0;
+    for (const char *p = conf; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        while (*p == ' ')
+            p++;
+        if (!strncmp(p, "arenas:", 7) || !strncmp(p, "arenas=", 7))
+            n = strtol(p + 7, NULL, 10);
+    }
+    return n;
+}
+
+/* The free space config c starts with: the allocator's own free bytes at
+ * the capture's start (trace.h) where c is the captured config (its
+ * backend and arena count), for its holes among the live blocks; nothing
+ * for another config, whose free space then is unknown, nor with
+ * --compact-start. */
+static uint64_t start_free_for(const struct trace_file *f, const struct config *c)
+{
+    if (opt.compact || !(f->hdr.flags & TRACE_F_START_FREE) ||
+        strcmp(f->hdr.backend_name, c->backend) != 0 || captured_arenas(f->hdr.config) != c->arenas)
+        return 0;
+    return f->hdr.start_free;
+}
+
+static int run_one(int plan_fd, const struct config *c, uint64_t start_free,
+                   struct replay_result *r)
+{
+    char pairs[1024], a_plan[16], a_report[16], a_touch[8], a_stall[16], a_pace[4], a_free[24];
     char **env = worker_env(c, pairs, sizeof pairs);
     int p[2], status, got;
     pid_t pid;
@@ -263,6 +293,7 @@ static int run_one(int plan_fd, const struct config *c, struct replay_result *r)
     snprintf(a_touch, sizeof a_touch, "%d", opt.touch);
     snprintf(a_stall, sizeof a_stall, "%u", opt.stall_s);
     snprintf(a_pace, sizeof a_pace, "%d", opt.pace);
+    snprintf(a_free, sizeof a_free, "%" PRIu64, start_free);
     fflush(NULL);
     pid = fork();
     if (pid < 0) {
@@ -273,7 +304,7 @@ static int run_one(int plan_fd, const struct config *c, struct replay_result *r)
     }
     if (pid == 0) {
         char *argv[] = { "shimreplay", "--worker", a_plan, a_report, a_touch, a_stall,
-                         (char *)c->backend, a_pace, NULL };
+                         (char *)c->backend, a_pace, a_free, NULL };
         fcntl(plan_fd, F_SETFD, 0);
         fcntl(p[1], F_SETFD, 0);
         execve("/proc/self/exe", argv, env);
@@ -338,6 +369,9 @@ static void json_str(const char *s)
 static void json_trace(const char *path, const struct trace_file *f, const struct plan_stats *s)
 {
     char dropped[24] = "null";   /* a cut trace: unknown, its trailer lost */
+    char free_bytes[24] = "null";   /* not counted at capture */
+    if (f->hdr.flags & TRACE_F_START_FREE)
+        snprintf(free_bytes, sizeof free_bytes, "%" PRIu64, f->hdr.start_free);
     if (!f->cut)
         snprintf(dropped, sizeof dropped, "%" PRIu64, s->dropped);
     printf("\"trace\": {\"file\": ");
@@ -354,11 +388,11 @@ static void json_trace(const char *path, const struct trace_file *f, const struc
            ", \"cross_thread\": %" PRIu64 ", \"start_exact\": %s, \"start_blocks\": %" PRIu64
            ", \"start_bytes\": %" PRIu64 ", \"start_freed\": %" PRIu64 ", \"orphans\": %" PRIu64
            ", \"peak_live_bytes\": %" PRIu64 ", \"end_live_bytes\": %" PRIu64
-           ", \"time_clamped\": %" PRIu64 ", \"complete\": %s}",
+           ", \"time_clamped\": %" PRIu64 ", \"complete\": %s, \"start_free_bytes\": %s}",
            f->hdr.start_ns, s->duration_ns, f->size, f->nthreads, s->chunks, s->events, dropped,
            s->ops, s->failed, s->cross, (f->hdr.flags & TRACE_F_START_EXACT) ? "true" : "false",
            s->start_blocks, s->start_bytes, s->start_freed, s->orphans, s->peak_live, s->end_live,
-           s->clamped, f->cut ? "false" : "true");
+           s->clamped, f->cut ? "false" : "true", free_bytes);
 }
 
 static void print_json(const char *path, const struct trace_file *f, const struct plan_stats *s,
@@ -373,8 +407,9 @@ static void print_json(const char *path, const struct trace_file *f, const struc
             const struct replay_result *r = &u->r;
             printf("%s\n  {\"config\": ", i ? "," : "");
             json_str(u->cfg.name);
-            printf(", \"backend\": \"%s\", \"arenas\": %ld, \"paced\": %s, \"exit\": %d",
-                   u->cfg.backend, u->cfg.arenas, opt.pace ? "true" : "false", u->rc);
+            printf(", \"backend\": \"%s\", \"arenas\": %ld, \"paced\": %s, \"start_free_bytes\": %"
+                   PRIu64 ", \"exit\": %d", u->cfg.backend, u->cfg.arenas,
+                   opt.pace ? "true" : "false", u->start_free, u->rc);
             if (u->rc == DX_OK)
                 printf(", \"peak_rss_bytes\": %" PRIu64 ", \"end_rss_bytes\": %" PRIu64
                        ", \"base_rss_bytes\": %" PRIu64 ", \"peak_live_bytes\": %" PRIu64
@@ -418,6 +453,9 @@ static void print_info(const char *path, const struct trace_file *f, const struc
     printf("start heap   %" PRIu64 " blocks, %s (%s); %" PRIu64 " freed during the trace, %" PRIu64
            " frees of unknown blocks beyond it\n", s->start_blocks, size_str(a, sizeof a, s->start_bytes),
            (f->hdr.flags & TRACE_F_START_EXACT) ? "exact" : "estimated", s->start_freed, s->orphans);
+    if (f->hdr.flags & TRACE_F_START_FREE)
+        printf("start free   %s held free by %s besides the live blocks; a replay under the same "
+               "config starts with it\n", size_str(a, sizeof a, f->hdr.start_free), f->hdr.backend_name);
     printf("live bytes   peak %" PRIu64 " (%s), end %" PRIu64 " (%s)\n", s->peak_live,
            size_str(b, sizeof b, s->peak_live), s->end_live, size_str(c, sizeof c, s->end_live));
     if (s->clamped)
@@ -428,6 +466,7 @@ static void print_table(const char *path, const struct trace_file *f, const stru
                         const struct run *runs, int nruns)
 {
     char a[32], b[32], c[32];
+    const struct run *marked = NULL;
     printf("%s: %u threads, %" PRIu64 " ops over %.1f s; live bytes: peak %s, end %s; "
            "starting heap %s%s\n\n", path, f->nthreads, s->ops, (double)s->duration_ns / 1e9,
            size_str(a, sizeof a, s->peak_live), size_str(b, sizeof b, s->end_live),
@@ -442,10 +481,19 @@ static void print_table(const char *path, const struct trace_file *f, const stru
                    "-", "-", u->rc);
             continue;
         }
-        printf("%-16s %11s %11s %9.2f %9.2f %11.0f\n", u->cfg.name,
+        char name[sizeof u->cfg.name + 2];
+        snprintf(name, sizeof name, "%s%s", u->cfg.name, u->start_free ? " *" : "");
+        printf("%-16s %11s %11s %9.2f %9.2f %11.0f\n", name,
                size_str(a, sizeof a, u->r.peak_rss), size_str(b, sizeof b, u->r.end_rss),
                ratio(u->r.peak_rss, s->peak_live), ratio(u->r.end_rss, s->end_live), per_s(&u->r));
+        if (u->start_free)
+            marked = u;
     }
+    if (marked)
+        printf("\n* the captured config: started with the %s that %s held free besides its\n"
+               "  live blocks when the capture began, as holes among them; the others start\n"
+               "  from the live blocks alone (--compact-start: all do)\n",
+               size_str(a, sizeof a, marked->start_free), f->hdr.backend_name);
 }
 
 /* ---- main ---- */
@@ -468,6 +516,9 @@ static void usage(FILE *f)
           "                        all: write every page of it; none\n"
           "      --pace            each thread's calls at their times in the trace (the\n"
           "                        replay lasts as long as the trace), not as fast as it goes\n"
+          "      --compact-start   the starting heap without the free space the allocator\n"
+          "                        held among it (a replay under the captured config\n"
+          "                        leaves it as holes by default)\n"
           "      --stall=SEC       give up when no op is done for SEC seconds (60)\n"
           "  -i, --info            what the trace holds; replay nothing\n"
           "  -j, --json            the report as JSON\n"
@@ -496,11 +547,12 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 static int worker_main(char **argv)
 {
     struct replay_opts o;
-    long plan, rep, touch, stall, pace;
+    long plan, rep, touch, stall, pace, start_free;
     if (parse_long(argv[2], 0, INT_MAX, &plan) || parse_long(argv[3], 0, INT_MAX, &rep) ||
         parse_long(argv[4], 0, 2, &touch) || parse_long(argv[5], 1, 86400, &stall) ||
-        parse_long(argv[7], 0, 1, &pace))
+        parse_long(argv[7], 0, 1, &pace) || parse_long(argv[8], 0, LONG_MAX, &start_free))
         return err(DX_USAGE, "--worker: bad arguments (it is shimreplay's own)");
+    o.start_free = (uint64_t)start_free;
     o.touch = (int)touch;
     o.pace = (int)pace;
     o.stall_s = (unsigned)stall;
@@ -511,7 +563,7 @@ static int worker_main(char **argv)
 
 int main(int argc, char **argv)
 {
-    enum { O_STALL = 256, O_PACE };
+    enum { O_STALL = 256, O_PACE, O_COMPACT };
     static const struct option longopts[] = {
         { "backend", required_argument, NULL, 'b' },
         { "arenas", required_argument, NULL, 'a' },
@@ -520,6 +572,7 @@ int main(int argc, char **argv)
         { "touch", required_argument, NULL, 't' },
         { "stall", required_argument, NULL, O_STALL },
         { "pace", no_argument, NULL, O_PACE },
+        { "compact-start", no_argument, NULL, O_COMPACT },
         { "info", no_argument, NULL, 'i' },
         { "json", no_argument, NULL, 'j' },
         { "quiet", no_argument, NULL, 'q' },
@@ -535,7 +588,7 @@ int main(int argc, char **argv)
     int c, ncfg = 0, rc, plan_fd, worst = DX_OK, set_backend = 0, set_arenas = 0;
     long v;
 
-    if (argc == 8 && !strcmp(argv[1], "--worker"))
+    if (argc == 9 && !strcmp(argv[1], "--worker"))
         return worker_main(argv);
     opterr = 0;
     while ((c = getopt_long(argc, argv, "b:a:Ac:t:ijqhV", longopts, NULL)) != -1) {
@@ -581,6 +634,7 @@ int main(int argc, char **argv)
         case 'j': opt.json = 1; break;
         case 'q': opt.quiet = 1; break;
         case O_PACE: opt.pace = 1; break;
+        case O_COMPACT: opt.compact = 1; break;
         case 'h': usage(stdout); return DX_OK;
         case 'V':
             printf("shimreplay %s (trace format %u)\n", PACKAGE_VERSION, TRACE_VERSION);
@@ -638,7 +692,8 @@ int main(int argc, char **argv)
         signal(SIGPIPE, SIG_IGN);
         for (int i = 0; i < ncfg; i++) {
             runs[i].cfg = cfgs[i];
-            runs[i].rc = run_one(plan_fd, &cfgs[i], &runs[i].r);
+            runs[i].start_free = start_free_for(&f, &cfgs[i]);
+            runs[i].rc = run_one(plan_fd, &cfgs[i], runs[i].start_free, &runs[i].r);
             if (runs[i].rc != DX_OK && worst == DX_OK)
                 worst = runs[i].rc;
         }

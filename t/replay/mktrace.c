@@ -509,10 +509,13 @@ int main(int argc, char **argv)
         { "level", required_argument, NULL, 'l' },
         { "gap", required_argument, NULL, 'g' },
         { "expect", required_argument, NULL, 'x' },
+        { "start-free", required_argument, NULL, 'f' },
+        { "arenas", required_argument, NULL, 'a' },
         { NULL, 0, NULL, 0 },
     };
     const char *expect = NULL;
-    uint64_t seed = 1, nsmall;
+    uint64_t seed = 1, nsmall, start_free = UINT64_MAX;
+    long arenas = 0;
     size_t wslen;
     void *ws;
     int c, fd, rc, level = 3;
@@ -533,6 +536,8 @@ int main(int argc, char **argv)
         case 'l': level = atoi(optarg); break;
         case 'g': g.gap = strtoull(optarg, NULL, 10); break;
         case 'x': expect = optarg; break;
+        case 'f': start_free = strtoull(optarg, NULL, 10); break;
+        case 'a': arenas = strtol(optarg, NULL, 10); break;
         default: goto usage;
         }
     }
@@ -571,7 +576,15 @@ int main(int argc, char **argv)
     g.h.start_mono_ns = 0;
     snprintf(g.h.comm, sizeof g.h.comm, "mktrace");
     snprintf(g.h.backend_name, sizeof g.h.backend_name, "glibc");
-    snprintf(g.h.config, sizeof g.h.config, "backend:glibc,seed:%" PRIu64, seed);
+    if (arenas)
+        snprintf(g.h.config, sizeof g.h.config, "backend:glibc,seed:%" PRIu64 ",arenas:%ld", seed,
+                 arenas);
+    else
+        snprintf(g.h.config, sizeof g.h.config, "backend:glibc,seed:%" PRIu64, seed);
+    if (start_free != UINT64_MAX) {
+        g.h.flags |= TRACE_F_START_FREE;
+        g.h.start_free = start_free;
+    }
     in_writer = 1;
     rc = trace_writer_begin(&g.w, fd, &g.h, g.chunk, level, ws, wslen);
     in_writer = 0;
@@ -653,6 +666,7 @@ int main(int argc, char **argv)
     return 0;
 usage:
     fprintf(stderr, "usage: mktrace [--seed=S] [--threads=N (2..1024)] [--events=N] "
-                    "[--cache=BLOCKS] [--chunk=EVENTS] [--level=-7..19] [--gap=NS] [--expect=FILE] OUT\n");
+                    "[--cache=BLOCKS] [--chunk=EVENTS] [--level=-7..19] [--gap=NS] [--expect=FILE]\n"
+                    "       [--start-free=BYTES] [--arenas=N] OUT\n");
     return 2;
 }
