@@ -285,18 +285,11 @@ static void __attribute__((noreturn)) bad_op(const struct rthread *me, const str
     die("thread %u: an op of kind %u out of range: the plan file is corrupt", me->index, op->kind);
 }
 
-/* After a block of the starting heap, a spacer of its size where the
- * thread's share of the free space is due (spacer_per_byte, see
- * replay_opts.start_free): freed once every prelude is made, it leaves a
- * hole beside the block, as the captured heap had its free chunks among its
- * live ones. The pointers are kept in memory of our own (mmap), so that the
- * heap holds nothing the trace did not. */
-static void spacer(struct rthread *me, uint64_t size)
+/* A spacer of `size` bytes, kept to be freed after the preludes. Its
+ * pointer goes into memory of our own (mmap), so that the heap holds
+ * nothing the trace did not. */
+static void spacer_make(struct rthread *me, uint64_t size)
 {
-    me->spacer_due += (double)size * g.spacer_per_byte;
-    if (me->spacer_due < (double)size)
-        return;
-    me->spacer_due -= (double)size;
     if (me->nspacers == me->capspacers) {
         size_t cap = me->capspacers ? 2 * me->capspacers : 4096;
         void *q = me->spacers ? mremap(me->spacers, me->capspacers * sizeof(void *),
@@ -312,6 +305,22 @@ static void spacer(struct rthread *me, uint64_t size)
     touch(p, size);
     if (p)
         me->spacers[me->nspacers++] = p;
+}
+
+/* After a block of the starting heap, spacers of its size while the
+ * thread's share of the free space is due (spacer_per_byte, see
+ * replay_opts.start_free): freed once every prelude is made, each leaves a
+ * hole beside a block, as the captured heap had its free chunks among its
+ * live ones. More free space than live bytes is more than one a block. */
+static void spacer(struct rthread *me, uint64_t size)
+{
+    if (!size || g.spacer_per_byte <= 0)
+        return;
+    me->spacer_due += (double)size * g.spacer_per_byte;
+    while (me->spacer_due >= (double)size) {
+        me->spacer_due -= (double)size;
+        spacer_make(me, size);
+    }
 }
 
 /* A prelude op; returns the blocks it made. */

@@ -7,6 +7,7 @@
 # missing (each cross-thread free waited for its allocation) and, with
 # --touch=all, an end RSS that holds the live bytes; --pace; --all's table
 # and JSON;
+# the starting heap's free space, under the captured config only;
 # the stall guard; a trace without its trailer, replayed as far as it goes;
 # and the documented exit code and one line for a file cut in its header,
 # a corrupt, foreign or other-version file, a missing file or shim, and bad
@@ -155,6 +156,56 @@ done
     grep -q "^config  *peak RSS  *end RSS  *RSS/live  *RSS/live  *ops/s$" "$TMP/out" && [ ! -s "$TMP/err" ]
 ok $? "--all: the table, a row per config, nothing on stderr" || diag "$TMP/out"
 
+# The starting heap's free space (the trace's start_free): a replay under
+# the captured config (glibc, its arena count) leaves it as holes among the
+# starting blocks; the other configs, and --compact-start, start from the
+# live blocks alone. 32 MiB beside mktrace's 40 MiB starting heap: with
+# every page written, the holes stay resident (glibc keeps free chunks
+# among live ones), so the glibc replay's RSS exceeds its compact one's by
+# at least half of it.
+check "$MK" --seed=7 --threads=8 --events=100000 --cache=4000 --start-free=33554432 "$TMP/f.trace"
+ok $? "mktrace writes a trace whose allocator held 32 MiB free at its start"
+check "$SR" --info "$TMP/f.trace"
+grep -qx "start free   32.0 MiB held free by glibc besides the live blocks; a replay under the same config starts with it" "$TMP/out"
+ok $? "--info: the free space at the start" || diag "$TMP/out"
+"$SR" --info --json "$TR" >"$TMP/nofree.json" 2>&1 && "$SR" --info --json "$TMP/f.trace" >"$TMP/free.json" 2>&1 &&
+    grep -q '"start_free_bytes": null}' "$TMP/nofree.json" && grep -q '"start_free_bytes": 33554432}' "$TMP/free.json"
+ok $? "--info --json: start_free_bytes, null for a trace that has none" || { diag "$TMP/nofree.json"; diag "$TMP/free.json"; }
+check "$SR" --all --json --touch=all "$TMP/f.trace"
+rc=$?
+cp "$TMP/out" "$TMP/free-all.json"
+check "$SR" --all --json --touch=all --compact-start "$TMP/f.trace"
+rc=$((rc + $?))
+cp "$TMP/out" "$TMP/compact-all.json"
+python3 - "$TMP/free-all.json" "$TMP/compact-all.json" "$configs" >"$TMP/py" 2>&1 <<'EOF'
+import json, sys
+held = json.load(open(sys.argv[1]))["runs"]
+compact = json.load(open(sys.argv[2]))["runs"]
+names = sys.argv[3].split("|")
+assert [r["config"] for r in held] == names == [r["config"] for r in compact], names
+for r in held + compact:
+    assert r["exit"] == 0 and r["failed"] == 0 and r["lost"] == 0 and r["clobbered"] == 0, r
+    assert r["ops"] == held[0]["ops"], r
+got = {r["config"]: r["start_free_bytes"] for r in held}
+assert got == {n: 33554432 if n == "glibc" else 0 for n in names}, got
+assert all(r["start_free_bytes"] == 0 for r in compact), compact
+grown = (held[0]["peak_rss_bytes"] - held[0]["base_rss_bytes"]) - \
+        (compact[0]["peak_rss_bytes"] - compact[0]["base_rss_bytes"])
+assert grown >= 16 << 20, ("the holes are not resident", grown)
+print(grown >> 20, "MiB")
+EOF
+ok $((rc + $?)) "--all: only the captured config (glibc) starts with the 32 MiB free, resident as holes; --compact-start: none does" ||
+    diag "$TMP/py"
+check "$MK" --seed=7 --threads=8 --events=100000 --cache=4000 --start-free=33554432 --arenas=2 "$TMP/f2.trace"
+check "$SR" --all "$TMP/f2.trace"
+rc=$?
+grep -Eq "^glibc arenas:2 \* +[0-9.]+ [KMG]iB " "$TMP/out" && [ "$(grep -c ' \* ' "$TMP/out")" -eq 1 ] &&
+    grep -q "^\* the captured config: started with the 32.0 MiB that glibc held free besides its$" "$TMP/out"
+ok $((rc + $?)) "a capture under arenas:2: glibc arenas:2 is the config that starts with it, marked, with the footnote" ||
+    diag "$TMP/out"
+# more than the 1 PiB a header may say (below, with the corrupt files)
+check "$MK" --seed=7 --threads=8 --events=1000 --start-free=2251799813685249 "$TMP/f3.trace"
+
 # Progress: on a terminal only.
 if command -v script >/dev/null; then
     SHELL=/bin/sh script -qefc "'$SR' '$TR' >/dev/null" "$TMP/typescript" >/dev/null 2>&1
@@ -231,6 +282,8 @@ one_line 4 ".*v9.trace: trace format 9, this shimreplay reads formats 1 to 3" "a
 one_line 5 ".*: not a mallocshim trace (bad magic number)" "a foreign file" "$SR" "$TMP/compare.py"
 : >"$TMP/empty.trace"
 one_line 5 ".*empty.trace: not a mallocshim trace (empty file)" "an empty file" "$SR" "$TMP/empty.trace"
+one_line 5 ".*f3.trace: corrupt header: 2251799813685249 bytes free at the start" \
+    "a header that says more than 1 PiB was free" "$SR" --info "$TMP/f3.trace"
 one_line 5 ".*: not a regular file" "a directory" "$SR" "$TMP"
 one_line 1 ".*nothere.trace: no such file" "a missing file" "$SR" "$TMP/nothere.trace"
 one_line 1 ".*nothere.so: cannot read the shim library (set MALLOCSHIM_LIB)" "a missing shim" \
