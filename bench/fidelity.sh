@@ -19,7 +19,9 @@
 #
 # Usage: bench/fidelity.sh bcsim|dbbench [ROUNDS]   (from the build directory)
 # Environment: CAPTURE (20), CAPTURE_AT (1), THREADS (16), PACE (set: the
-# replays with --pace, each call at its captured time); bcsim: CACHE
+# replays with --pace, each call at its captured time), COMPACT (set: the
+# replays with --compact-start, without the free space glibc held among
+# the starting heap); bcsim: CACHE
 # (256M); dbbench: as bench/dbbench.sh (DBBENCH_DB, DBBENCH_NUM,
 # DBBENCH_CACHE).
 set -eu
@@ -107,7 +109,20 @@ while [ $r -le "$rounds" ]; do
     echo "fidelity: $work round $r: captured under glibc, replayed under each config" >&2
     run "backend:glibc,record:on" "$W/cap.$r" capture
     cat "$W/cap.out" >&2
-    "$sr" --all --touch=all ${PACE:+--pace} --json -q "$W/trace" >"$W/replay.$r.json"
+    "$sr" --all --touch=all ${PACE:+--pace} ${COMPACT:+--compact-start} --json -q "$W/trace" >"$W/replay.$r.json"
+    # this round's capture beside its replays: the free space glibc held at
+    # the capture's start (the captured config starts with it), and each
+    # replay's RSS per live byte at the peak
+    python3 - "$W/replay.$r.json" "$W/cap.$r" >&2 <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+pr, er, pl, el = (int(x) for x in open(sys.argv[2]).read().split())
+free = d["trace"].get("start_free_bytes")
+runs = ", ".join(f'{r["config"]} {(r["peak_rss_bytes"] - r["base_rss_bytes"]) / r["peak_live_bytes"]:.2f}'
+                 for r in d["runs"] if r["exit"] == 0)
+print(f"  captured run {pr / pl:.2f}; start free {free / 2**20:.0f} MiB" if free is not None
+      else f"  captured run {pr / pl:.2f}; start free not said", f"; replays at the peak: {runs}", sep="")
+EOF
     r=$((r + 1))
 done
 
