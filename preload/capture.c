@@ -597,19 +597,19 @@ static void cap_start_heap(struct trace_header *h)
 }
 
 /* What the allocator holds free besides the live blocks, by its own
- * count, where it is glibc: the free chunks of every arena (mallinfo2's
- * fordblks), the holes that a replay under the same config must start
- * with (trace.h). jemalloc's and tcmalloc's free space is not asked: their
- * replays start from the live blocks alone. Called in the sampler thread,
- * which takes this snapshot every pass anyway. */
+ * count, where it is glibc: the free chunks of every arena, each arena's
+ * top chunk among them (mallinfo2's fordblks), the holes that a replay
+ * under the same config starts with (trace.h). jemalloc's and tcmalloc's
+ * free space is not asked: their replays start from the live blocks alone.
+ * Called in the sampler thread (never captured, and it asks the same every
+ * pass), just before the starting heap is read, mallinfo2 alone: it locks
+ * each arena in turn and sums its bins. */
 static void cap_start_free(struct trace_header *h)
 {
-    struct seg_backend_stats s;
-    if (geo.backend != SEG_BACKEND_GLIBC || !be->snapshot)
+    if (geo.backend != SEG_BACKEND_GLIBC || !be->mallinfo2)
         return;
-    memset(&s, 0, sizeof s);
-    be->snapshot(&s);
-    h->start_free = s.c < (1ull << 50) ? s.c : 1ull << 50;
+    struct mallinfo2 m = be->mallinfo2();
+    h->start_free = m.fordblks < (1ull << 50) ? m.fordblks : 1ull << 50;
     h->flags |= TRACE_F_START_FREE;
 }
 
@@ -700,8 +700,8 @@ static int cap_start(int conn, int fd, const struct capctl_msg *req)
     __atomic_store_n(&lost, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&late, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&writer_ns, clock_ns(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
-    cap_start_heap(&h);
     cap_start_free(&h);
+    cap_start_heap(&h);
     h.start_ns = clock_ns(CLOCK_REALTIME);
     cs.start_mono = mono_now();
     h.start_mono_ns = cs.start_mono;

@@ -92,7 +92,15 @@ struct plan_stats {
     uint64_t clamped;          /* events whose t_ns went back within their thread */
     uint32_t threads;          /* replay threads (at least 1) */
     uint32_t reserved;
+    uint64_t spaced_bytes;     /* the preludes' bytes in blocks below PLAN_SPACED_MAX */
 };
+
+/* The blocks of the starting heap that a replay may leave free space
+ * beside (replayrun.c's spacers): those below glibc's smallest mmap
+ * threshold (128 KiB), which it serves from its arenas. A spacer of a
+ * larger block would be mapped and unmapped, leave no hole, and raise
+ * glibc's dynamic mmap threshold for the rest of the replay. */
+#define PLAN_SPACED_MAX (128u * 1024)
 
 /* The file: this header at offset 0, blocks of ops anywhere after it,
  * the thread table at threads_off and the block table at blocks_off.

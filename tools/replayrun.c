@@ -57,6 +57,9 @@ struct rthread {
     double spacer_due;                 /* bytes of free space owed (spacer) */
     void **spacers;                    /* made, to free after the preludes */
     size_t nspacers, capspacers;
+    uint64_t spaced;                   /* their chunks' bytes */
+    int spacer_refused;                /* malloc refused one: no more */
+    _Atomic uint64_t spacer_ops;       /* spacers made and freed, for the stall guard */
     struct plan_op *buf;               /* one block, mmap'ed */
     pthread_t pt;
 } __attribute__((aligned(128)));
@@ -285,10 +288,12 @@ static void __attribute__((noreturn)) bad_op(const struct rthread *me, const str
     die("thread %u: an op of kind %u out of range: the plan file is corrupt", me->index, op->kind);
 }
 
-/* A spacer of `size` bytes, kept to be freed after the preludes. Its
- * pointer goes into memory of our own (mmap), so that the heap holds
- * nothing the trace did not. */
-static void spacer_make(struct rthread *me, uint64_t size)
+/* A spacer of `size` bytes, kept to be freed after the preludes; returns
+ * the bytes of free space it will leave, its chunk's (glibc's usable size
+ * and its size field: fordblks, which start_free is, counts chunks), 0
+ * when malloc refused it. Its pointer goes into memory of our own (mmap),
+ * so that the heap holds nothing the trace did not. */
+static uint64_t spacer_make(struct rthread *me, uint64_t size)
 {
     if (me->nspacers == me->capspacers) {
         size_t cap = me->capspacers ? 2 * me->capspacers : 4096;
@@ -302,24 +307,33 @@ static void spacer_make(struct rthread *me, uint64_t size)
         me->capspacers = cap;
     }
     void *p = malloc(size);
+    if (!p)
+        return 0;
     touch(p, size);
-    if (p)
-        me->spacers[me->nspacers++] = p;
+    me->spacers[me->nspacers++] = p;
+    atomic_fetch_add_explicit(&me->spacer_ops, 1, memory_order_relaxed);
+    return malloc_usable_size(p) + sizeof(size_t);
 }
 
-/* After a block of the starting heap, spacers of its size while the
- * thread's share of the free space is due (spacer_per_byte, see
- * replay_opts.start_free): freed once every prelude is made, each leaves a
- * hole beside a block, as the captured heap had its free chunks among its
- * live ones. More free space than live bytes is more than one a block. */
+/* After a block of the starting heap below PLAN_SPACED_MAX, spacers of
+ * its size while the thread's share of the free space is due
+ * (spacer_per_byte, see replay_opts.start_free): freed once every prelude
+ * is made, each leaves a hole beside a block, as the captured heap had its
+ * free chunks among its live ones. More free space than live bytes is more
+ * than one a block. The first one that malloc refuses ends the thread's. */
 static void spacer(struct rthread *me, uint64_t size)
 {
-    if (!size || g.spacer_per_byte <= 0)
+    if (!size || size >= PLAN_SPACED_MAX || g.spacer_per_byte <= 0 || me->spacer_refused)
         return;
     me->spacer_due += (double)size * g.spacer_per_byte;
     while (me->spacer_due >= (double)size) {
-        me->spacer_due -= (double)size;
-        spacer_make(me, size);
+        uint64_t got = spacer_make(me, size);
+        if (!got) {
+            me->spacer_refused = 1;
+            return;
+        }
+        me->spaced += got;
+        me->spacer_due -= (double)got;
     }
 }
 
@@ -460,8 +474,10 @@ static void *thread_main(void *arg)
      * prelude fills another's holes. */
     if (g.spacer_per_byte > 0) {
         pthread_barrier_wait(&g.start);
-        for (size_t j = 0; j < me->nspacers; j++)
+        for (size_t j = 0; j < me->nspacers; j++) {
             free(me->spacers[j]);
+            atomic_fetch_add_explicit(&me->spacer_ops, 1, memory_order_relaxed);
+        }
         if (me->spacers)
             munmap(me->spacers, me->capspacers * sizeof(void *));
     }
@@ -629,9 +645,8 @@ int replay_run(int plan_fd, const struct replay_opts *o)
         if (!(g.rt[i].buf = map(PLAN_BLOCK_OPS * sizeof(struct plan_op))))
             die("out of memory for the threads' buffers");
     }
-    if (o->start_free && g.h.stats.start_bytes + g.h.stats.orphan_bytes)
-        g.spacer_per_byte = (double)o->start_free /
-                            (double)(g.h.stats.start_bytes + g.h.stats.orphan_bytes);
+    if (o->start_free && g.h.stats.spaced_bytes)
+        g.spacer_per_byte = (double)o->start_free / (double)g.h.stats.spaced_bytes;
     /* Progress counts the starting heap's blocks as well as the ops. */
     total += g.h.stats.start_blocks + g.h.stats.orphans;
     test_hang();
@@ -649,12 +664,13 @@ int replay_run(int plan_fd, const struct replay_opts *o)
     /* The watchdog: progress to the parent, and the stall guard. */
     last_change = now_ns();
     for (;;) {
-        uint64_t done = 0, finished = 0, busy = 0, now;
+        uint64_t done = 0, finished = 0, busy = 0, spacer_ops = 0, now;
         struct timespec ts = { 0, 100 * 1000000L };
         for (uint32_t i = 0; i < g.nth; i++) {
             uint32_t fin = atomic_load_explicit(&g.rt[i].finished, memory_order_acquire);
             done += atomic_load_explicit(&g.rt[i].done, memory_order_relaxed) +
                     atomic_load_explicit(&g.rt[i].pre_done, memory_order_relaxed);
+            spacer_ops += atomic_load_explicit(&g.rt[i].spacer_ops, memory_order_relaxed);
             finished += fin;
             /* neither done, nor asleep for its time, nor waiting for another */
             busy += !fin && !atomic_load(&g.rt[i].pacing) &&
@@ -666,8 +682,9 @@ int replay_run(int plan_fd, const struct replay_opts *o)
         /* With --pace, every thread asleep for its time (or waiting for one
          * that is) is a quiet stretch of the trace; one thread in a call
          * keeps the clock running. */
-        if (done != last || (o->pace && busy == 0)) {
-            last = done;
+        /* a spacer made or freed is progress too, not shown */
+        if (done + spacer_ops != last || (o->pace && busy == 0)) {
+            last = done + spacer_ops;
             last_change = now;
         } else if (now - last_change >= (uint64_t)o->stall_s * 1000000000ull) {
             stalled();
@@ -682,6 +699,7 @@ int replay_run(int plan_fd, const struct replay_opts *o)
         r.blocked += g.rt[i].blocked;
         r.lost += g.rt[i].lost;
         r.clobbered += g.rt[i].clobbered;
+        r.spaced += g.rt[i].spaced;
         if (g.threads[i].main_ops) {
             t0 = g.rt[i].t_start < t0 ? g.rt[i].t_start : t0;
             t1 = g.rt[i].t_end > t1 ? g.rt[i].t_end : t1;
@@ -693,9 +711,9 @@ int replay_run(int plan_fd, const struct replay_opts *o)
     r.base_rss = base;
     report("result ops=%" PRIu64 " ns=%" PRIu64 " peak_rss=%" PRIu64 " end_rss=%" PRIu64
            " base_rss=%" PRIu64 " failed=%" PRIu64 " blocked=%" PRIu64 " lost=%" PRIu64
-           " clobbered=%" PRIu64 " backend=%s\n",
+           " clobbered=%" PRIu64 " spaced=%" PRIu64 " backend=%s\n",
            r.ops, r.ns, r.peak_rss, r.end_rss, r.base_rss, r.failed, r.blocked, r.lost, r.clobbered,
-           o->backend);
+           r.spaced, o->backend);
     return DX_OK;
 }
 
@@ -704,9 +722,9 @@ int replay_parse_result(const char *line, struct replay_result *r, char *backend
     char b[64];
     if (sscanf(line, "result ops=%" SCNu64 " ns=%" SCNu64 " peak_rss=%" SCNu64 " end_rss=%" SCNu64
                      " base_rss=%" SCNu64 " failed=%" SCNu64 " blocked=%" SCNu64 " lost=%" SCNu64
-                     " clobbered=%" SCNu64 " backend=%63s",
+                     " clobbered=%" SCNu64 " spaced=%" SCNu64 " backend=%63s",
                &r->ops, &r->ns, &r->peak_rss, &r->end_rss, &r->base_rss, &r->failed, &r->blocked,
-               &r->lost, &r->clobbered, b) != 10)
+               &r->lost, &r->clobbered, &r->spaced, b) != 11)
         return EINVAL;
     snprintf(backend, backend_len, "%s", b);
     return 0;

@@ -43,6 +43,8 @@ struct replay_result {
                                   after an allocation the allocator refused (see
                                   failed), never else */
     uint64_t clobbered;        /* blocks made into a slot that held one: never */
+    uint64_t spaced;           /* free space left among the starting heap's blocks
+                                  (its spacers' chunk bytes; see start_free) */
 };
 
 /* Runs the plan open at plan_fd. Writes "progress DONE TOTAL" lines and,

@@ -36,7 +36,8 @@ struct config {
 struct run {
     struct config cfg;
     int rc;                    /* enum dump_exit */
-    uint64_t start_free;       /* the free space it started with (start_free_for) */
+    uint64_t start_free;       /* the free space asked of it (start_free_for); what it
+                                  left is r.spaced */
     struct replay_result r;
 };
 
@@ -409,7 +410,7 @@ static void print_json(const char *path, const struct trace_file *f, const struc
             json_str(u->cfg.name);
             printf(", \"backend\": \"%s\", \"arenas\": %ld, \"paced\": %s, \"start_free_bytes\": %"
                    PRIu64 ", \"exit\": %d", u->cfg.backend, u->cfg.arenas,
-                   opt.pace ? "true" : "false", u->start_free, u->rc);
+                   opt.pace ? "true" : "false", u->rc == DX_OK ? u->r.spaced : 0, u->rc);
             if (u->rc == DX_OK)
                 printf(", \"peak_rss_bytes\": %" PRIu64 ", \"end_rss_bytes\": %" PRIu64
                        ", \"base_rss_bytes\": %" PRIu64 ", \"peak_live_bytes\": %" PRIu64
@@ -482,18 +483,19 @@ static void print_table(const char *path, const struct trace_file *f, const stru
             continue;
         }
         char name[sizeof u->cfg.name + 2];
-        snprintf(name, sizeof name, "%s%s", u->cfg.name, u->start_free ? " *" : "");
+        snprintf(name, sizeof name, "%s%s", u->cfg.name, u->r.spaced ? " *" : "");
         printf("%-16s %11s %11s %9.2f %9.2f %11.0f\n", name,
                size_str(a, sizeof a, u->r.peak_rss), size_str(b, sizeof b, u->r.end_rss),
                ratio(u->r.peak_rss, s->peak_live), ratio(u->r.end_rss, s->end_live), per_s(&u->r));
-        if (u->start_free)
+        if (u->r.spaced)
             marked = u;
     }
     if (marked)
-        printf("\n* the captured config: started with the %s that %s held free besides its\n"
-               "  live blocks when the capture began, as holes among them; the others start\n"
+        printf("\n* the captured config: started with %s free as holes among its live blocks,\n"
+               "  as %s held %s free besides them when the capture began; the others start\n"
                "  from the live blocks alone (--compact-start: all do)\n",
-               size_str(a, sizeof a, marked->start_free), f->hdr.backend_name);
+               size_str(a, sizeof a, marked->r.spaced), f->hdr.backend_name,
+               size_str(b, sizeof b, f->hdr.start_free));
 }
 
 /* ---- main ---- */
