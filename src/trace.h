@@ -223,7 +223,8 @@ struct trace_header {
     char config[TRACE_CONFIG_MAX];             /* the shim's config, MALLOCSHIM_CONF syntax */
     /* With TRACE_F_START_FREE: the bytes the allocator held free, besides
      * the live blocks, when the capture began, by its own count (glibc:
-     * mallinfo2's fordblks, the free chunks of every arena). A replay
+     * mallinfo2's fordblks, the free chunks of every arena, its top chunk
+     * among them). A replay
      * under the same config leaves that much free among its starting
      * blocks (shimreplay(1)): glibc's holes stay where they are. */
     uint64_t start_free;

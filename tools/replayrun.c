@@ -76,8 +76,9 @@ static struct {
     uint32_t nth;
     size_t page;
     pthread_barrier_t start;
-    /* Bytes of spacer per byte of the starting heap (spacer): the free
-     * space asked for (replay_opts.start_free) over the heap's bytes. */
+    /* Bytes of spacer per byte of the starting heap's blocks below
+     * PLAN_SPACED_MAX (spacer): the free space asked for
+     * (replay_opts.start_free) over those blocks' bytes. */
     double spacer_per_byte;
     /* C++ operators, nothrow where they throw, from the shim */
     void *(*new_)(size_t, const void *);
