@@ -287,7 +287,7 @@ static int prelude(struct build *b, struct pthread_ *t, uint8_t kind, uint32_t s
     if (grow(&t->pre, &t->cappre, t->npre, sizeof *t->pre))
         return fail(b, ENOMEM, "out of memory");
     op = &t->pre[t->npre++];
-    if (size < PLAN_SPACED_MAX)
+    if (plan_spaced(size))
         b->st->spaced_bytes += size * (kind == PLAN_START_RUN ? n : 1);
     memset(op, 0, sizeof *op);
     op->kind = kind;

@@ -96,11 +96,17 @@ struct plan_stats {
 };
 
 /* The blocks of the starting heap that a replay may leave free space
- * beside (replayrun.c's spacers): those below glibc's smallest mmap
- * threshold (128 KiB), which it serves from its arenas. A spacer of a
- * larger block would be mapped and unmapped, leave no hole, and raise
- * glibc's dynamic mmap threshold for the rest of the replay. */
+ * beside (replayrun.c's spacers): those whose chunk is below glibc's
+ * smallest mmap threshold (128 KiB), which it serves from its arenas. A
+ * spacer of a larger block would be mapped and unmapped, leave no hole,
+ * and raise glibc's dynamic mmap threshold for the rest of the replay.
+ * glibc compares the chunk, the request with its 8-byte header rounded up
+ * to 16 (x86-64), not the request. */
 #define PLAN_SPACED_MAX (128u * 1024)
+static inline int plan_spaced(uint64_t size)
+{
+    return size && ((size + 23) & ~(uint64_t)15) < PLAN_SPACED_MAX;
+}
 
 /* The file: this header at offset 0, blocks of ops anywhere after it,
  * the thread table at threads_off and the block table at blocks_off.

@@ -76,8 +76,8 @@ static struct {
     uint32_t nth;
     size_t page;
     pthread_barrier_t start;
-    /* Bytes of spacer per byte of the starting heap's blocks below
-     * PLAN_SPACED_MAX (spacer): the free space asked for
+    /* Bytes of spacer per byte of the starting heap's blocks that
+     * plan_spaced admits (spacer): the free space asked for
      * (replay_opts.start_free) over those blocks' bytes. */
     double spacer_per_byte;
     /* C++ operators, nothrow where they throw, from the shim */
@@ -313,10 +313,13 @@ static uint64_t spacer_make(struct rthread *me, uint64_t size)
     touch(p, size);
     me->spacers[me->nspacers++] = p;
     atomic_fetch_add_explicit(&me->spacer_ops, 1, memory_order_relaxed);
-    return malloc_usable_size(p) + sizeof(size_t);
+    /* never less than asked: a libc without malloc_usable_size answers 0
+     * through the shim, and would make size / 8 spacers a block */
+    uint64_t chunk = malloc_usable_size(p) + sizeof(size_t);
+    return chunk > size ? chunk : size;
 }
 
-/* After a block of the starting heap below PLAN_SPACED_MAX, spacers of
+/* After a block of the starting heap that plan_spaced admits, spacers of
  * its size while the thread's share of the free space is due
  * (spacer_per_byte, see replay_opts.start_free): freed once every prelude
  * is made, each leaves a hole beside a block, as the captured heap had its
@@ -324,7 +327,7 @@ static uint64_t spacer_make(struct rthread *me, uint64_t size)
  * than one a block. The first one that malloc refuses ends the thread's. */
 static void spacer(struct rthread *me, uint64_t size)
 {
-    if (!size || size >= PLAN_SPACED_MAX || g.spacer_per_byte <= 0 || me->spacer_refused)
+    if (!plan_spaced(size) || g.spacer_per_byte <= 0 || me->spacer_refused)
         return;
     me->spacer_due += (double)size * g.spacer_per_byte;
     while (me->spacer_due >= (double)size) {

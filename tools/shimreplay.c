@@ -483,11 +483,11 @@ static void print_table(const char *path, const struct trace_file *f, const stru
             continue;
         }
         char name[sizeof u->cfg.name + 2];
-        snprintf(name, sizeof name, "%s%s", u->cfg.name, u->r.spaced ? " *" : "");
+        snprintf(name, sizeof name, "%s%s", u->cfg.name, u->start_free ? " *" : "");
         printf("%-16s %11s %11s %9.2f %9.2f %11.0f\n", name,
                size_str(a, sizeof a, u->r.peak_rss), size_str(b, sizeof b, u->r.end_rss),
                ratio(u->r.peak_rss, s->peak_live), ratio(u->r.end_rss, s->end_live), per_s(&u->r));
-        if (u->r.spaced)
+        if (u->start_free)
             marked = u;
     }
     if (marked)
