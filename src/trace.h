@@ -224,9 +224,9 @@ struct trace_header {
     /* With TRACE_F_START_FREE: the bytes the allocator held free, besides
      * the live blocks, when the capture began, by its own count (glibc:
      * mallinfo2's fordblks, the free chunks of every arena, its top chunk
-     * among them). A replay
-     * under the same config leaves that much free among its starting
-     * blocks (shimreplay(1)): glibc's holes stay where they are. */
+     * among them). A replay under the same config leaves that much free
+     * among its starting blocks (shimreplay(1)): glibc's holes stay where
+     * they are. */
     uint64_t start_free;
     uint64_t reserved[7];
     struct trace_class start[SIZECLASS_COUNT]; /* the starting heap */

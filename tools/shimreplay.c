@@ -248,18 +248,15 @@ static int read_reports(int fd, const struct config *c, struct replay_result *r)
     return got;
 }
 
-/* The arena count of a captured config (its last arenas:N pair), 0 where
- * none is set. */
+/* The arena count of a captured config, 0 where none is set. The trace
+ * holds the config as conf_format writes it: key:value pairs joined by
+ * commas, each key once. */
 static long captured_arenas(const char *conf)
 {
-    long n = 0;
-    for (const char *p = conf; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
-        while (*p == ' ')
-            p++;
-        if (!strncmp(p, "arenas:", 7) || !strncmp(p, "arenas=", 7))
-            n = strtol(p + 7, NULL, 10);
-    }
-    return n;
+    for (const char *p = conf; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, "arenas:", 7))
+            return strtol(p + 7, NULL, 10);
+    return 0;
 }
 
 /* The free space config c starts with: the allocator's own free bytes at
