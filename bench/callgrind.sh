@@ -2,10 +2,13 @@
 # callgrind.sh: instructions per malloc+free pair, bare and under the shim,
 # counted by valgrind's callgrind, so the figure does not depend on a noisy
 # machine. Startup is cancelled by running two lengths and taking the
-# difference. The recording runs set interval_ms:60000: the sampler thread's
-# passes cost per second, not per pair, and valgrind's slowdown would count
-# them as a few instructions per pair. Usage: bench/callgrind.sh   (from the
-# build directory)
+# difference. The sampler thread's passes cost per second, not per pair:
+# the recording runs set interval_ms:60000, and only the program's threads
+# are counted (callgrind's --separate-threads, less the file of the thread
+# that ran sampler_main), since the longer run would otherwise take the
+# first pass (at 200 ms) that the shorter one missed: about 300,000
+# instructions, 1.5 a pair. Usage: bench/callgrind.sh   (from the build
+# directory)
 set -eu
 build=${BUILDDIR:-$PWD}
 shim="$build/.libs/libmallocshim.so"
@@ -14,9 +17,18 @@ libdir=/usr/lib/$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
 export MALLOCSHIM_CONF_FILE=/dev/null
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed" >&2; exit 2; }
 
-count() {  # count PRELOAD CONF SIZE ITERS [MODE] -> instructions
-    LD_PRELOAD="$1" MALLOCSHIM_CONF="$2" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-        "$pairs" 1 "$3" "$4" ${5:-} 2>&1 >/dev/null | sed -n 's/.*Collected : *//p'
+out=$(mktemp -d /tmp/callgrind.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+count() {  # count PRELOAD CONF SIZE ITERS [MODE] -> instructions of the program's threads
+    rm -f "$out"/cg.*
+    LD_PRELOAD="$1" MALLOCSHIM_CONF="$2" valgrind --tool=callgrind --separate-threads=yes \
+        --callgrind-out-file="$out/cg" "$pairs" 1 "$3" "$4" ${5:-} >/dev/null 2>&1
+    t=0
+    for f in "$out"/cg-*; do
+        grep -q 'sampler_main' "$f" && continue
+        t=$((t + $(sed -n 's/^totals: *//p' "$f")))
+    done
+    echo "$t"
 }
 per_pair() {  # per_pair PRELOAD CONF SIZE [MODE]
     a=$(count "$1" "$2" "$3" 100000 ${4:-})
@@ -25,9 +37,9 @@ per_pair() {  # per_pair PRELOAD CONF SIZE [MODE]
 }
 
 echo "# instructions per malloc+free pair (callgrind, 1 thread): bare; the shim with"
-echo "# record:off (dispatch) and what it adds; with recording at the default sampling;"
-echo "# with sample:1"
-printf '%-9s %6s %8s %8s %8s %10s %10s\n' backend size bare dispatch added recording sample:1
+echo "# record:off (dispatch) and what it adds; with recording but no block tracked"
+echo "# (sample:2^30: the untracked path); at the default sampling; with sample:1"
+printf '%-9s %6s %8s %8s %8s %10s %10s %10s\n' backend size bare dispatch added untracked recording sample:1
 for b in glibc jemalloc tcmalloc; do
     case $b in
     glibc) pre="" ;;
@@ -37,10 +49,11 @@ for b in glibc jemalloc tcmalloc; do
     for size in 16 4096; do
         x=$(per_pair "$pre" "" $size)
         y=$(per_pair "$shim" "backend:$b,record:off" $size)
+        v=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,sample:1073741824" $size)
         z=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000" $size)
         w=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,sample:1" $size)
-        printf '%-9s %6s %8s %8s %8s %10s %10s\n' $b $size "$x" "$y" \
-            "$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%+.1f", y - x }')" "$z" "$w"
+        printf '%-9s %6s %8s %8s %8s %10s %10s %10s\n' $b $size "$x" "$y" \
+            "$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%+.1f", y - x }')" "$v" "$z" "$w"
     done
 done
 

@@ -126,10 +126,12 @@ enum { T_NEW = 0, T_CLAIMING, T_LIVE, T_OVER, T_DEAD };
 
 struct rec_thread {
     /* The thread's own counters (its slot's, or its counter slot's), or
-     * NULL: not claimed yet, or counting in the shared overflow slot
-     * (T_OVER, T_DEAD, or re-entered before its claim found one). So the
-     * hot path tests one thing: counters of its own for plain adds, or the
-     * out-of-line path (slot_slow), which claims or adds atomically. */
+     * rec_sink: not claimed yet, or counting in the shared overflow slot
+     * (T_OVER, T_DEAD, or re-entered before its claim found one). Never
+     * NULL (rt starts at the sink). So the hot path adds first and tests
+     * after: counters of its own took plain adds, or the sink's sign sends
+     * the call to the out-of-line path (slot_slow), which claims or adds
+     * atomically. */
     struct seg_counters *cls;
     /* Valid when cls is: where its tracked figures go, its own slot's, or
      * (a thread with a counter slot) the overflow slot's, shared. */
@@ -149,6 +151,9 @@ struct rec_thread {
     int cap_off;
 };
 extern __thread struct rec_thread rt __attribute__((tls_model("initial-exec")));
+/* The counters of threads without counters of their own (record.c): never
+ * read; its allocs and frees are negative as signed numbers. */
+extern struct seg_counters rec_sink[];
 
 /* Whether this process's segment was inherited at fork: copied while the
  * parent's threads went on writing it (lifecycle.c), so that a sequence
@@ -212,15 +217,15 @@ void fold_locked(uint64_t *src, size_t words, uint32_t *state);
 /* slot_key's destructor: folds the exiting thread's slot into retired. */
 void slot_exit(void *arg);
 
-/* The counters to count in when rt.cls is NULL (claims a slot for a new
- * thread); never NULL. */
+/* The counters to count in when rt.cls is the sink (claims a slot for a
+ * new thread); never NULL, never the sink. */
 struct seg_counters *slot_slow(void);
 
 /* The counters the calling thread counts in: its own, or overflow's. */
 static inline struct seg_counters *my_cls(void)
 {
     struct seg_counters *k = rt.cls;
-    return likely(k != NULL) ? k : slot_slow();
+    return likely(k != rec_sink) ? k : slot_slow();
 }
 
 /* The recording table that wraps `backend`, with the hot path's data

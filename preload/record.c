@@ -36,7 +36,23 @@
 /* Declared, with their rules, in rec.h. */
 struct rec_hot hot __attribute__((aligned(64)));
 const uint8_t *filter_all;
-__thread struct rec_thread rt __attribute__((tls_model("initial-exec")));
+/* Where a thread without counters of its own counts on the hot path, so
+ * that rt.cls is never NULL and the hot path tests nothing before its adds:
+ * every class's allocs and frees start at SINK_START, negative as signed
+ * 64-bit numbers, so the sign of the last add (allocs at allocation, frees
+ * at free) sends the call to the slow path, which counts it where it
+ * belongs. What goes into the sink is nobody's: it is never read, and the
+ * plain adds of several threads may race there. Each race loses adds, and
+ * no value ever leaves [SINK_START, SINK_START + calls], so the sign holds
+ * for 2^62 calls. */
+#define SINK_START 0xc000000000000000ull
+struct seg_counters rec_sink[SIZECLASS_COUNT] = {
+    [0 ... SIZECLASS_LAST] = { .allocs = SINK_START, .frees = SINK_START },
+};
+/* rt.cls starts at the sink in every thread: the dynamic linker copies
+ * this image, relocated, into each thread's TLS before the thread runs
+ * (the main thread's after relocation, before any constructor). */
+__thread struct rec_thread rt __attribute__((tls_model("initial-exec"))) = { .cls = rec_sink };
 /* A class's counters are at this byte offset in a thread's counters: the
  * hot path adds it rather than multiplying the class. */
 #define KOFF(c) ((size_t)(c) * sizeof(struct seg_counters))
@@ -76,6 +92,21 @@ static inline __attribute__((always_inline)) void own_add(uint64_t *f, uint64_t 
 #endif
 }
 
+/* own_add(f, 1) that returns whether the sum is negative as a signed
+ * number: 1 only in the sink (rec_sink). The add's own flags, one branch. */
+static inline __attribute__((always_inline)) int own_inc_sink(uint64_t *f)
+{
+#if defined(__x86_64__)
+    int neg;
+    __asm__ volatile("addq $1, %0" : "+m"(*f), "=@ccs"(neg));
+    return neg;
+#else
+    uint64_t v = *f + 1;
+    __atomic_store_n(f, v, __ATOMIC_RELEASE);
+    return (int64_t)v < 0;
+#endif
+}
+
 /* --rt.countdown <= 0, as one subtract from memory and a branch on its
  * flags. */
 static inline __attribute__((always_inline)) int countdown_out(void)
@@ -94,7 +125,7 @@ static void *malloc_slow(size_t n);
 static void *malloc_tracked(size_t n);
 static void *uncount(size_t n);
 static void *alloc_slow(void *p, size_t req, size_t u, unsigned c, int is_realloc);
-static void free_slow(void *p, size_t u, unsigned c, int counted);
+static void free_slow(void *p, size_t u, int counted);
 
 /* KOFF of the class of a block of u usable bytes. */
 static inline __attribute__((always_inline)) size_t koff_of(size_t u)
@@ -124,15 +155,13 @@ static inline __attribute__((always_inline)) size_t uc_of(size_t n, size_t *off)
 static inline __attribute__((always_inline)) void *on_alloc_uo(void *p, size_t req, size_t u,
                                                                size_t off, int is_realloc)
 {
-    struct seg_counters *k = rt.cls;
-    if (unlikely(k == NULL))
-        return alloc_slow(p, req, u, KCLASS(off), is_realloc);
-    k = (struct seg_counters *)((char *)k + off);
+    struct seg_counters *k = (struct seg_counters *)((char *)rt.cls + off);
     if (is_realloc)
         own_add(&k->reallocs, 1);
     own_add(&k->req_bytes, req);
     own_add(&k->usable_alloc, u);
-    own_add(&k->allocs, 1);
+    if (unlikely(own_inc_sink(&k->allocs)))
+        return alloc_slow(p, req, u, KCLASS(off), is_realloc);
     if (unlikely(countdown_out()))
         return maybe_track(p, req, u, KCLASS(off));
     return p;
@@ -164,15 +193,15 @@ static inline __attribute__((always_inline)) int maybe_tracked(const void *p)
  * meanwhile, as it may see any allocation under way). */
 static void *rec_malloc_table(size_t n)
 {
-    struct seg_counters *k = rt.cls;
-    if (unlikely(k == NULL || n > UC_MAX))
+    if (unlikely(n > UC_MAX))
         return malloc_slow(n);
     const struct uc *e = &uc_for[n];
     size_t u = e->usable;
-    k = (struct seg_counters *)((char *)k + e->koff);
+    struct seg_counters *k = (struct seg_counters *)((char *)rt.cls + e->koff);
     own_add(&k->req_bytes, n);
     own_add(&k->usable_alloc, u);
-    own_add(&k->allocs, 1);
+    if (unlikely(own_inc_sink(&k->allocs)))
+        return malloc_slow(n);   /* counted in the sink: counts it again, where it belongs */
     if (unlikely(countdown_out()))
         return malloc_tracked(n);
     void *p = hot.malloc(n);
@@ -196,14 +225,12 @@ static void rec_free(void *p)
         return;
     size_t u = hot.usable(p);
     size_t off = koff_of(u);
-    struct seg_counters *k = rt.cls;
-    if (unlikely(k == NULL))
-        return free_slow(p, u, KCLASS(off), 0);
-    k = (struct seg_counters *)((char *)k + off);
+    struct seg_counters *k = (struct seg_counters *)((char *)rt.cls + off);
     own_add(&k->usable_free, u);
-    own_add(&k->frees, 1);
+    if (unlikely(own_inc_sink(&k->frees)))
+        return free_slow(p, u, 0);
     if (unlikely(maybe_tracked(p)))
-        return free_slow(p, u, KCLASS(off), 1);
+        return free_slow(p, u, 1);
     hot.free(p);
 }
 
@@ -366,7 +393,7 @@ static void *uncount(size_t n)
     size_t off;
     size_t u = uc_of(n, &off);
     /* the counters that counted it: the thread's own, still */
-    SHIM_ASSERT(rt.cls != NULL);
+    SHIM_ASSERT(rt.cls != rec_sink);
     struct seg_counters *k = (struct seg_counters *)((char *)rt.cls + off);
     own_add(&k->allocs, (uint64_t)-1);
     own_add(&k->usable_alloc, (uint64_t)0 - u);
@@ -392,10 +419,10 @@ static void *malloc_tracked(size_t n)
 /* A free by a thread without a slot of its own, or of a block that may be
  * tracked; then the backend's free. */
 __attribute__((noinline))
-static void free_slow(void *p, size_t u, unsigned c, int counted)
+static void free_slow(void *p, size_t u, int counted)
 {
     if (!counted)
-        count_free(slot_slow(), c, u);
+        count_free(slot_slow(), sizeclass_of(u), u);
     if (maybe_tracked(p))
         untrack_free(p);
     hot.free(p);
@@ -439,7 +466,7 @@ void slot_exit(void *arg)
     sampler_stop_if_last();
     stack_thread_exit();
     rt.state = T_DEAD;
-    rt.cls = NULL;
+    rt.cls = rec_sink;
     rt.trk = NULL;
     rt.slot = NULL;
     rt.cslot = 0;
@@ -469,7 +496,7 @@ static long claim(uint32_t *state, size_t stride, uint32_t n)
     return -1;
 }
 
-/* The counters to count in when rt.cls is NULL: claims a slot, else a
+/* The counters to count in when rt.cls is the sink: claims a slot, else a
  * counter slot, for a new thread, else (re-entered before the claim found
  * one, none free, exiting) overflow's. */
 __attribute__((noinline))
