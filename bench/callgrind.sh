@@ -7,8 +7,8 @@
 # are counted (callgrind's --separate-threads, less the file of the thread
 # that ran sampler_main), since the longer run would otherwise take the
 # first pass (at 200 ms) that the shorter one missed: about 300,000
-# instructions, 1.5 a pair. Usage: bench/callgrind.sh   (from the build
-# directory)
+# instructions, 1.5 a pair. seed:1 draws the same tracked blocks in every
+# run. Usage: bench/callgrind.sh   (from the build directory)
 set -eu
 build=${BUILDDIR:-$PWD}
 shim="$build/.libs/libmallocshim.so"
@@ -20,14 +20,18 @@ command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installe
 out=$(mktemp -d /tmp/callgrind.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 count() {  # count PRELOAD CONF SIZE ITERS [MODE] -> instructions of the program's threads
-    rm -f "$out"/cg.*
+    rm -f "$out"/cg "$out"/cg-*   # callgrind names a thread's file cg-NN
     LD_PRELOAD="$1" MALLOCSHIM_CONF="$2" valgrind --tool=callgrind --separate-threads=yes \
         --callgrind-out-file="$out/cg" "$pairs" 1 "$3" "$4" ${5:-} >/dev/null 2>&1
-    t=0
+    t=0 n=0
     for f in "$out"/cg-*; do
+        [ -f "$f" ] || continue
         grep -q 'sampler_main' "$f" && continue
-        t=$((t + $(sed -n 's/^totals: *//p' "$f")))
+        v=$(sed -n 's/^totals: *//p' "$f")
+        case $v in '' | *[!0-9]*) echo "callgrind.sh: no totals in $f" >&2; exit 1 ;; esac
+        t=$((t + v)) n=$((n + 1))
     done
+    [ "$n" -gt 0 ] || { echo "callgrind.sh: callgrind wrote nothing for: $2 $3 $4" >&2; exit 1; }
     echo "$t"
 }
 per_pair() {  # per_pair PRELOAD CONF SIZE [MODE]
@@ -49,9 +53,9 @@ for b in glibc jemalloc tcmalloc; do
     for size in 16 4096; do
         x=$(per_pair "$pre" "" $size)
         y=$(per_pair "$shim" "backend:$b,record:off" $size)
-        v=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,sample:1073741824" $size)
-        z=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000" $size)
-        w=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,sample:1" $size)
+        v=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,seed:1,sample:1073741824" $size)
+        z=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,seed:1" $size)
+        w=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,seed:1,sample:1" $size)
         printf '%-9s %6s %8s %8s %8s %10s %10s %10s\n' $b $size "$x" "$y" \
             "$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%+.1f", y - x }')" "$v" "$z" "$w"
     done
@@ -74,7 +78,7 @@ for b in jemalloc tcmalloc; do
     for size in 64 4096; do
         x=$(per_pair "$pre $stdcxx" "" $size cxx)
         y=$(per_pair "$shim" "backend:$b,record:off" $size cxx)
-        z=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000" $size cxx)
+        z=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,seed:1" $size cxx)
         printf '%-9s %6s %8s %8s %10s\n' $b $size "$x" "$y" "$z"
     done
 done

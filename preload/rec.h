@@ -133,8 +133,9 @@ struct rec_thread {
      * the call to the out-of-line path (slot_slow), which claims or adds
      * atomically. */
     struct seg_counters *cls;
-    /* Valid when cls is: where its tracked figures go, its own slot's, or
-     * (a thread with a counter slot) the overflow slot's, shared. */
+    /* Valid when cls is not the sink: where its tracked figures go, its
+     * own slot's, or (a thread with a counter slot) the overflow slot's,
+     * shared. */
     struct seg_tracked *trk;
     struct seg_slot *slot;   /* its own slot, or NULL */
     uint32_t cslot;          /* 1 + the index of its counter slot, or 0 */

@@ -46,8 +46,13 @@ const uint8_t *filter_all;
  * no value ever leaves [SINK_START, SINK_START + calls], so the sign holds
  * for 2^62 calls. */
 #define SINK_START 0xc000000000000000ull
-struct seg_counters rec_sink[SIZECLASS_COUNT] = {
-    [0 ... SIZECLASS_LAST] = { .allocs = SINK_START, .frees = SINK_START },
+/* Whole cache lines of its own (4 classes are 3 lines): a thread that
+ * writes the sink never takes a line that every thread reads, such as
+ * dispatch_ops. */
+#define SINK_N ((SIZECLASS_COUNT + 3) / 4 * 4)
+_Static_assert(SINK_N * sizeof(struct seg_counters) % 64 == 0, "the sink is whole cache lines");
+struct seg_counters rec_sink[SINK_N] __attribute__((aligned(64))) = {
+    [0 ... SINK_N - 1] = { .allocs = SINK_START, .frees = SINK_START },
 };
 /* rt.cls starts at the sink in every thread: the dynamic linker copies
  * this image, relocated, into each thread's TLS before the thread runs
