@@ -283,8 +283,13 @@ static void sampler_wait(const struct timespec *until, int seen)
 /* How long the sampler sleeps at most between looks at the thread count:
  * a program thread that never called the malloc family has none of our
  * thread-exit hooks, so when it is the last to go, the sampler finds
- * itself alone at its next look. */
-#define SAMPLER_LOOK_NS 100000000L
+ * itself alone at its next look. Once a second: looking every 100 ms cost
+ * MariaDB's point selects about a tenth of their rate on a 2-vCPU VM,
+ * though perf saw no CPU in it (a process of its own waking as often cost
+ * them about as much; bench/results/myrocks-2026-12-04.txt). At most 1 s
+ * (one carry below). */
+#define SAMPLER_LOOK_NS 1000000000L
+_Static_assert(SAMPLER_LOOK_NS <= 1000000000L, "one carry into tv_sec");
 
 /* Sleeps until `next` (absolute), looking at the thread count every
  * SAMPLER_LOOK_NS, and for shimdump's capture requests (capture.c); while
