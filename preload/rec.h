@@ -61,6 +61,7 @@ extern pthread_key_t slot_key;
 struct rec_hot {
     void *(*malloc)(size_t);
     void (*free)(void *);
+    void (*free_sized)(void *, size_t);
     size_t (*usable)(void *);           /* the backend's usable_live */
     size_t (*usable_for)(size_t);
     const uint8_t *filter;

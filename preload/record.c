@@ -131,6 +131,7 @@ static void *malloc_tracked(size_t n);
 static void *uncount(size_t n);
 static void *alloc_slow(void *p, size_t req, size_t u, unsigned c, int is_realloc);
 static void free_slow(void *p, size_t u, int counted);
+static void free_sized_slow(void *p, size_t n, size_t u, int counted);
 
 /* KOFF of the class of a block of u usable bytes. */
 static inline __attribute__((always_inline)) size_t koff_of(size_t u)
@@ -300,15 +301,36 @@ static void rec_free_sized(void *p, size_t n)
  * blocks, tcmalloc's tc_free_sized rely on it too), and operator new
  * counted the block with the same function of n, so the usable size and
  * class come from that table again, without the lookup by address. A
- * program that replaces operator new or delete never gets here (cxx.c). */
-static void rec_free_sized_table(void *p, size_t n)
+ * program that replaces operator new or delete never gets here (cxx.c).
+ * The hot path's form, as rec_free's; a request over UC_MAX, whose usable
+ * size takes the backend's call, out of line, so that the common case keeps
+ * no frame. */
+static inline __attribute__((always_inline)) void free_sized_uo(void *p, size_t n, size_t u,
+                                                                size_t off)
+{
+    struct seg_counters *k = (struct seg_counters *)((char *)rt.cls + off);
+    own_add(&k->usable_free, u);
+    if (unlikely(own_inc_sink(&k->frees)))
+        return free_sized_slow(p, n, u, 0);
+    if (unlikely(maybe_tracked(p)))
+        return free_sized_slow(p, n, u, 1);
+    hot.free_sized(p, n);
+}
+
+__attribute__((noinline))
+static void free_sized_big(void *p, size_t n)
 {
     size_t off;
     size_t u = uc_of(n, &off);
-    count_free(my_cls(), KCLASS(off), u);
-    if (maybe_tracked(p))
-        untrack_free(p);
-    be->free_sized(p, n);
+    free_sized_uo(p, n, u, off);
+}
+
+static void rec_free_sized_table(void *p, size_t n)
+{
+    if (unlikely(n > UC_MAX))
+        return free_sized_big(p, n);
+    const struct uc *e = &uc_for[n];
+    free_sized_uo(p, n, e->usable, e->koff);
 }
 
 static void *rec_calloc(size_t n, size_t size)
@@ -421,16 +443,30 @@ static void *malloc_tracked(size_t n)
     return maybe_track(p, n, u, KCLASS(off));
 }
 
-/* A free by a thread without a slot of its own, or of a block that may be
- * tracked; then the backend's free. */
-__attribute__((noinline))
-static void free_slow(void *p, size_t u, int counted)
+/* A free by a thread without a slot of its own (counted != 0: counted
+ * already, in its own counters), or of a block that may be tracked. */
+static inline void free_slow_count(void *p, size_t u, int counted)
 {
     if (!counted)
         count_free(slot_slow(), sizeclass_of(u), u);
     if (maybe_tracked(p))
         untrack_free(p);
+}
+
+/* free_slow_count, then the backend's free. */
+__attribute__((noinline))
+static void free_slow(void *p, size_t u, int counted)
+{
+    free_slow_count(p, u, counted);
     hot.free(p);
+}
+
+/* The same for rec_free_sized_table: then the backend's sized free. */
+__attribute__((noinline))
+static void free_sized_slow(void *p, size_t n, size_t u, int counted)
+{
+    free_slow_count(p, u, counted);
+    hot.free_sized(p, n);
 }
 
 /* ---- Per-thread slots ---- */
@@ -574,6 +610,7 @@ const struct backend_ops *rec_ops_init(const struct backend_ops *backend)
     }
     hot.malloc = backend->malloc;
     hot.free = backend->free;
+    hot.free_sized = backend->free_sized;
     hot.usable = backend->usable_live;
     hot.usable_for = backend->usable_for;
     uc_table = backend->usable_for && uc_fill(backend->usable_for);
