@@ -144,25 +144,42 @@ const char *cxx_init(void)
     return NULL;
 }
 
-/* The first statement of every operator: libstdc++'s own form of the same
- * name serves the call when the program replaces operators (and when
- * libstdc++ is there to). */
-#define LIB_NEW(name, type, ...)                                                      \
-    do {                                                                              \
+/* Defines operator SYM: BODY serves the call, or, when the program
+ * replaces operators (and libstdc++ is there to), libstdc++'s own form of
+ * the same name does. That case is out of line (SYM_lib, cold), so the
+ * operator itself keeps no frame: one load and a branch before BODY. */
+#define CXX_NEW(sym, params, args, type, body)                                        \
+    __attribute__((noinline, cold)) static void *sym##_lib params                    \
+    {                                                                                 \
         static void *slot_;                                                           \
-        type f_;                                                                      \
-        if (unlikely(program_replaces) && (f_ = (type)cxx_sym(&slot_, name, 0)) != NULL) \
-            return f_(__VA_ARGS__);                                                   \
-    } while (0)
-#define LIB_DELETE(name, type, ...)                                                   \
-    do {                                                                              \
+        type f_ = (type)cxx_sym(&slot_, #sym, 0);                                     \
+        if (f_ != NULL)                                                               \
+            return f_ args;                                                           \
+        return body;                                                                  \
+    }                                                                                 \
+    SHIM_EXPORT void *sym params                                                      \
+    {                                                                                 \
+        if (unlikely(program_replaces))                                               \
+            return sym##_lib args;                                                    \
+        return body;                                                                  \
+    }
+#define CXX_DELETE(sym, params, args, type, body)                                     \
+    __attribute__((noinline, cold)) static void sym##_lib params                     \
+    {                                                                                 \
         static void *slot_;                                                           \
-        type f_;                                                                      \
-        if (unlikely(program_replaces) && (f_ = (type)cxx_sym(&slot_, name, 0)) != NULL) { \
-            f_(__VA_ARGS__);                                                          \
-            return;                                                                   \
-        }                                                                             \
-    } while (0)
+        type f_ = (type)cxx_sym(&slot_, #sym, 0);                                     \
+        if (f_ != NULL)                                                               \
+            f_ args;                                                                  \
+        else                                                                          \
+            body;                                                                     \
+    }                                                                                 \
+    SHIM_EXPORT void sym params                                                       \
+    {                                                                                 \
+        if (unlikely(program_replaces))                                               \
+            sym##_lib args;                                                           \
+        else                                                                          \
+            body;                                                                     \
+    }
 
 typedef void *(*new_t)(size_t);
 typedef void *(*new_nt_t)(size_t, const void *);
@@ -175,116 +192,46 @@ typedef void (*del_al_nt_t)(void *, size_t, const void *);
 typedef void (*del_n_al_t)(void *, size_t, size_t);
 
 /* operator new(size_t), new[](size_t) */
-SHIM_EXPORT void *_Znwm(size_t n)
-{
-    LIB_NEW("_Znwm", new_t, n);
-    return new_impl(n);
-}
-SHIM_EXPORT void *_Znam(size_t n)
-{
-    LIB_NEW("_Znam", new_t, n);
-    return new_impl(n);
-}
+CXX_NEW(_Znwm, (size_t n), (n), new_t, new_impl(n))
+CXX_NEW(_Znam, (size_t n), (n), new_t, new_impl(n))
 
 /* operator new(size_t, const std::nothrow_t &), and new[] */
-SHIM_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt)
-{
-    LIB_NEW("_ZnwmRKSt9nothrow_t", new_nt_t, n, nt);
-    return new_nothrow_impl(n);
-}
-SHIM_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *nt)
-{
-    LIB_NEW("_ZnamRKSt9nothrow_t", new_nt_t, n, nt);
-    return new_nothrow_impl(n);
-}
+CXX_NEW(_ZnwmRKSt9nothrow_t, (size_t n, const void *nt), (n, nt), new_nt_t, new_nothrow_impl(n))
+CXX_NEW(_ZnamRKSt9nothrow_t, (size_t n, const void *nt), (n, nt), new_nt_t, new_nothrow_impl(n))
 
 /* operator new(size_t, std::align_val_t), and new[] */
-SHIM_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t al)
-{
-    LIB_NEW("_ZnwmSt11align_val_t", new_al_t, n, al);
-    return new_aligned_impl(n, al);
-}
-SHIM_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t al)
-{
-    LIB_NEW("_ZnamSt11align_val_t", new_al_t, n, al);
-    return new_aligned_impl(n, al);
-}
+CXX_NEW(_ZnwmSt11align_val_t, (size_t n, size_t al), (n, al), new_al_t, new_aligned_impl(n, al))
+CXX_NEW(_ZnamSt11align_val_t, (size_t n, size_t al), (n, al), new_al_t, new_aligned_impl(n, al))
 
 /* operator new(size_t, std::align_val_t, const std::nothrow_t &), and new[] */
-SHIM_EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt)
-{
-    LIB_NEW("_ZnwmSt11align_val_tRKSt9nothrow_t", new_al_nt_t, n, al, nt);
-    return new_aligned_nothrow_impl(n, al);
-}
-SHIM_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt)
-{
-    LIB_NEW("_ZnamSt11align_val_tRKSt9nothrow_t", new_al_nt_t, n, al, nt);
-    return new_aligned_nothrow_impl(n, al);
-}
+CXX_NEW(_ZnwmSt11align_val_tRKSt9nothrow_t, (size_t n, size_t al, const void *nt), (n, al, nt),
+        new_al_nt_t, new_aligned_nothrow_impl(n, al))
+CXX_NEW(_ZnamSt11align_val_tRKSt9nothrow_t, (size_t n, size_t al, const void *nt), (n, al, nt),
+        new_al_nt_t, new_aligned_nothrow_impl(n, al))
 
 /* operator delete(void *), delete[], and their nothrow forms */
-SHIM_EXPORT void _ZdlPv(void *p)
-{
-    LIB_DELETE("_ZdlPv", del_t, p);
-    dispatch_free_in(dispatch_cxx(), p);
-}
-SHIM_EXPORT void _ZdaPv(void *p)
-{
-    LIB_DELETE("_ZdaPv", del_t, p);
-    dispatch_free_in(dispatch_cxx(), p);
-}
-SHIM_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt)
-{
-    LIB_DELETE("_ZdlPvRKSt9nothrow_t", del_nt_t, p, nt);
-    dispatch_free_in(dispatch_cxx(), p);
-}
-SHIM_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt)
-{
-    LIB_DELETE("_ZdaPvRKSt9nothrow_t", del_nt_t, p, nt);
-    dispatch_free_in(dispatch_cxx(), p);
-}
+CXX_DELETE(_ZdlPv, (void *p), (p), del_t, dispatch_free_in(dispatch_cxx(), p))
+CXX_DELETE(_ZdaPv, (void *p), (p), del_t, dispatch_free_in(dispatch_cxx(), p))
+CXX_DELETE(_ZdlPvRKSt9nothrow_t, (void *p, const void *nt), (p, nt), del_nt_t,
+           dispatch_free_in(dispatch_cxx(), p))
+CXX_DELETE(_ZdaPvRKSt9nothrow_t, (void *p, const void *nt), (p, nt), del_nt_t,
+           dispatch_free_in(dispatch_cxx(), p))
 
 /* operator delete(void *, size_t), delete[]: sized */
-SHIM_EXPORT void _ZdlPvm(void *p, size_t n)
-{
-    LIB_DELETE("_ZdlPvm", del_n_t, p, n);
-    dispatch_free_sized_in(dispatch_cxx(), p, n);
-}
-SHIM_EXPORT void _ZdaPvm(void *p, size_t n)
-{
-    LIB_DELETE("_ZdaPvm", del_n_t, p, n);
-    dispatch_free_sized_in(dispatch_cxx(), p, n);
-}
+CXX_DELETE(_ZdlPvm, (void *p, size_t n), (p, n), del_n_t, dispatch_free_sized_in(dispatch_cxx(), p, n))
+CXX_DELETE(_ZdaPvm, (void *p, size_t n), (p, n), del_n_t, dispatch_free_sized_in(dispatch_cxx(), p, n))
 
 /* Aligned deletes: every backend's free() takes its aligned blocks, and a
  * plain free is what the backends' own operators do for most of them. */
-SHIM_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al)
-{
-    LIB_DELETE("_ZdlPvSt11align_val_t", del_n_t, p, al);
-    dispatch_free_in(dispatch_cxx(), p);
-}
-SHIM_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al)
-{
-    LIB_DELETE("_ZdaPvSt11align_val_t", del_n_t, p, al);
-    dispatch_free_in(dispatch_cxx(), p);
-}
-SHIM_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt)
-{
-    LIB_DELETE("_ZdlPvSt11align_val_tRKSt9nothrow_t", del_al_nt_t, p, al, nt);
-    dispatch_free_in(dispatch_cxx(), p);
-}
-SHIM_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt)
-{
-    LIB_DELETE("_ZdaPvSt11align_val_tRKSt9nothrow_t", del_al_nt_t, p, al, nt);
-    dispatch_free_in(dispatch_cxx(), p);
-}
-SHIM_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al)
-{
-    LIB_DELETE("_ZdlPvmSt11align_val_t", del_n_al_t, p, n, al);
-    dispatch_free_in(dispatch_cxx(), p);
-}
-SHIM_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al)
-{
-    LIB_DELETE("_ZdaPvmSt11align_val_t", del_n_al_t, p, n, al);
-    dispatch_free_in(dispatch_cxx(), p);
-}
+CXX_DELETE(_ZdlPvSt11align_val_t, (void *p, size_t al), (p, al), del_n_t,
+           dispatch_free_in(dispatch_cxx(), p))
+CXX_DELETE(_ZdaPvSt11align_val_t, (void *p, size_t al), (p, al), del_n_t,
+           dispatch_free_in(dispatch_cxx(), p))
+CXX_DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, (void *p, size_t al, const void *nt), (p, al, nt),
+           del_al_nt_t, dispatch_free_in(dispatch_cxx(), p))
+CXX_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, (void *p, size_t al, const void *nt), (p, al, nt),
+           del_al_nt_t, dispatch_free_in(dispatch_cxx(), p))
+CXX_DELETE(_ZdlPvmSt11align_val_t, (void *p, size_t n, size_t al), (p, n, al), del_n_al_t,
+           dispatch_free_in(dispatch_cxx(), p))
+CXX_DELETE(_ZdaPvmSt11align_val_t, (void *p, size_t n, size_t al), (p, n, al), del_n_al_t,
+           dispatch_free_in(dispatch_cxx(), p))
