@@ -50,7 +50,7 @@ for b in glibc jemalloc tcmalloc; do
     jemalloc) pre="$libdir/libjemalloc.so.2" ;;
     tcmalloc) pre="$libdir/libtcmalloc_minimal.so.4" ;;
     esac
-    for size in 16 4096; do
+    for size in 16 4096 16384; do
         x=$(per_pair "$pre" "" $size)
         y=$(per_pair "$shim" "backend:$b,record:off" $size)
         v=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,seed:1,sample:1073741824" $size)
@@ -75,7 +75,7 @@ for b in jemalloc tcmalloc; do
     jemalloc) pre="$libdir/libjemalloc.so.2" ;;
     tcmalloc) pre="$libdir/libtcmalloc_minimal.so.4" ;;
     esac
-    for size in 64 4096; do
+    for size in 64 4096 16384; do
         x=$(per_pair "$pre $stdcxx" "" $size cxx)
         y=$(per_pair "$shim" "backend:$b,record:off" $size cxx)
         z=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,seed:1" $size cxx)

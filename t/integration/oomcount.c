@@ -1,13 +1,13 @@
 /* oomcount: a malloc that fails is not counted. Under an address-space
- * limit just above what the process uses, the program allocates 3000-byte
- * blocks until 100 mallocs have failed (the backend can map no more), and
+ * limit just above what the process uses, the program allocates SIZE-byte
+ * blocks (3000 unless told) until 100 mallocs have failed (the backend can map no more), and
  * the live segment's totals (all classes: glibc serves some from chunks a
  * little larger) must have grown by exactly the blocks it got: jemalloc's
  * and tcmalloc's small mallocs are counted before the backend's call and
  * uncounted when it fails (record.c), glibc's after.
  * Reads its own live segment, mapped before the limit. Exits 77 when the
  * limit cannot be set.
- * Usage: oomcount */
+ * Usage: oomcount [SIZE] */
 #include "config.h"
 
 #include <sys/resource.h>
@@ -15,7 +15,6 @@
 
 #include "segutil.h"
 
-#define SIZE 3000
 #define NMAX 200000
 static void *blk[NMAX];
 
@@ -37,9 +36,12 @@ static unsigned long vm_size(void)
     return kb * 1024;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     static struct su_snap a, b;
+    long size = argc > 1 ? atol(argv[1]) : 3000;
+    if (size <= 0 || (unsigned long)size * NMAX < (64ul << 20) * 2)
+        return 2;
     const struct seg_header *h = su_open_live((int)getpid());
     if (!h)
         return 1;
@@ -49,7 +51,7 @@ int main(void)
         return 77;
     long n = 0, failed = 0;
     while (n < NMAX && failed < 100) {
-        if ((blk[n] = malloc(SIZE)) != NULL)
+        if ((blk[n] = malloc((size_t)size)) != NULL)
             n++;
         else
             failed++;   /* each failure, counted and uncounted */
@@ -57,15 +59,18 @@ int main(void)
     lim.rlim_cur = RLIM_INFINITY;
     setrlimit(RLIMIT_AS, &lim);
     su_snap(h, &b);
-    uint64_t allocs = 0, live = 0;
+    uint64_t allocs = 0, live = 0, req = 0;
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
         allocs += b.c[c].allocs - a.c[c].allocs;
+        req += b.c[c].req_bytes - a.c[c].req_bytes;
         live += (b.c[c].allocs - b.c[c].frees) - (a.c[c].allocs - a.c[c].frees);
     }
-    printf("%ld blocks of %d bytes, %ld failed mallocs; +%llu allocs, +%llu live\n", n, SIZE,
-           failed, (unsigned long long)allocs, (unsigned long long)live);
+    printf("%ld blocks of %ld bytes, %ld failed mallocs; +%llu allocs, +%llu live, +%llu bytes "
+           "requested\n", n, size, failed, (unsigned long long)allocs, (unsigned long long)live,
+           (unsigned long long)req);
     CHECK(n < NMAX && failed == 100);
     CHECK(allocs == (uint64_t)n && live == (uint64_t)n);
+    CHECK(req == (uint64_t)n * (uint64_t)size);
     for (long i = 0; i < n; i++)
         free(blk[i]);
     return tu_finish("oomcount");

@@ -25,5 +25,7 @@ for b in $(backends); do
     done
     check shim "$b" "$T/oomcount"
     ok $? "$b: mallocs that fail are not counted: $(cat "$TMP/out")"
+    check shim "$b" "$T/oomcount" 10000
+    ok $? "$b: nor are those over 4 KiB: $(cat "$TMP/out")"
 done
 done_testing
