@@ -82,9 +82,9 @@ static struct uc uc_for[UC_MAX + 1];
 static int uc_table;
 /* Above UC_MAX, up to UG_MAX, the same by granules of 128 bytes: granule g
  * holds the requests (UC_MAX + 128 g, UC_MAX + 128 (g + 1)], where the
- * backend's size classes are 128 bytes apart or more (jemalloc's and
- * tcmalloc's: 1 KiB at least above 4 KiB), so that one usable size serves
- * the whole granule. uc_fill checks that at start: usable 0 marks a granule
+ * backend's size classes are 128 bytes apart or more (above 4 KiB,
+ * jemalloc's 1 KiB at least, Debian's tcmalloc's 512 bytes: every granule
+ * whole under both), so that one usable size serves the whole granule. uc_fill checks that at start: usable 0 marks a granule
  * across a class boundary, which asks usable_for. An array pointer and a
  * shift where jemalloc's rule was about 17 instructions and tcmalloc's
  * nallocx about 15, at each malloc and sized delete over 4 KiB (RocksDB's
@@ -224,10 +224,11 @@ static inline __attribute__((always_inline)) int maybe_tracked(const void *p)
 #endif
 }
 
-/* malloc, with the usable size and class from the request (uc_of). The
- * block is counted before the backend's call, so that only n lives across
- * it, and uncounted if the call fails (a reader may see it counted
- * meanwhile, as it may see any allocation under way). */
+/* rec_malloc_table's malloc of n bytes, whose usable size u and class (at
+ * offset off) come from the request (uc_for, ug_for). The block is counted
+ * before the backend's call, so that only n lives across it, and uncounted
+ * if the call fails (a reader may see it counted meanwhile, as it may see
+ * any allocation under way). */
 static inline __attribute__((always_inline)) void *malloc_uo(size_t n, size_t u, size_t off)
 {
     struct seg_counters *k = (struct seg_counters *)((char *)rt.cls + off);
@@ -254,6 +255,7 @@ static void *malloc_big(size_t n)
     return malloc_uo(n, u, off);
 }
 
+/* malloc, with the usable size and class from the request. */
 static void *rec_malloc_table(size_t n)
 {
     if (unlikely(n > UC_MAX))
@@ -390,6 +392,18 @@ static void *rec_calloc(size_t n, size_t size)
     if (likely(p != NULL))
         on_alloc_u(p, n * size, hot.usable_for ? hot.usable_for(n * size) : hot.usable(p), 0);
     return p;
+}
+
+/* calloc where uc_table holds: the usable size and class from the request,
+ * as rec_malloc_table's (n * size cannot overflow once calloc succeeded). */
+static void *rec_calloc_table(size_t n, size_t size)
+{
+    void *p = be->calloc(n, size);
+    if (unlikely(p == NULL))
+        return p;
+    size_t off;
+    size_t u = uc_of(n * size, &off);
+    return on_alloc_uo(p, n * size, u, off, 0);
 }
 
 static void *rec_aligned(size_t align, size_t n)
@@ -693,7 +707,7 @@ const struct backend_ops *rec_ops_init(const struct backend_ops *backend)
     rec_ops.malloc = uc_table ? rec_malloc_table : rec_malloc;
     rec_ops.free = rec_free;
     rec_ops.free_sized = uc_table ? rec_free_sized_table : rec_free_sized;
-    rec_ops.calloc = rec_calloc;
+    rec_ops.calloc = uc_table ? rec_calloc_table : rec_calloc;
     rec_ops.realloc = rec_realloc;
     rec_ops.aligned = rec_aligned;
     return &rec_ops;

@@ -1,7 +1,7 @@
 /* xthreads: 16 threads, each allocating blocks that the next thread frees,
  * then exiting (their slots fold into the retired total). The per-class
  * counts must be exact, whether threads have slots of their own or share
- * the overflow slot. With `cxx`, the blocks come from operator new and go
+ * the overflow slot; half the blocks come from calloc. With `cxx`, the blocks come from operator new and go
  * to C++'s sized delete (the shim's symbols, by dlsym), and each thread's
  * first call is the sized delete of a block the main thread allocated: a
  * free by a thread that has no counters yet.
@@ -23,9 +23,13 @@ static void *(*new_fn)(size_t);
 static void (*del_fn)(void *, size_t);
 static void *first[T];   /* cxx: the main thread's block that thread i frees first */
 
-static void *alloc(size_t n)
+/* Block i of n bytes: operator new with `cxx`, else malloc, or calloc for
+ * half of them. */
+static void *alloc(size_t n, int i)
 {
-    return new_fn ? new_fn(n) : malloc(n);
+    if (new_fn)
+        return new_fn(n);
+    return i & 2 ? calloc(1, n) : malloc(n);
 }
 
 static void release(void *p, size_t n)
@@ -42,7 +46,7 @@ static void *worker(void *arg)
     if (first[me])
         release(first[me], sizes[0]);
     for (int i = 0; i < K; i++)
-        handoff[me][i] = alloc(sizes[i & 1]);
+        handoff[me][i] = alloc(sizes[i & 1], i);
     pthread_barrier_wait(&made);
     for (int i = 0; i < K; i++)
         release(handoff[next][i], sizes[i & 1]);      /* another thread's blocks */
@@ -71,7 +75,7 @@ int main(int argc, char **argv)
     su_snap(h, &a);
     if (new_fn)
         for (int i = 0; i < T; i++)
-            first[i] = alloc(sizes[0]);
+            first[i] = alloc(sizes[0], 0);
     pthread_barrier_init(&made, NULL, T);
     for (int i = 0; i < T; i++)
         pthread_create(&t[i], NULL, worker, (void *)(intptr_t)i);
