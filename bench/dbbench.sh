@@ -13,7 +13,8 @@
 # DBBENCH_NUM (keys, 2000000), DBBENCH_CACHE (bytes, 67108864),
 # DBBENCH_THREADS (16), BACKENDS ("glibc jemalloc tcmalloc"), HEAPTRACK (1),
 # RUNS (the runs besides bare: "shim shim1", and heaptrack for glibc; also
-# "nostacks": the shim at the default sampling with stacks:0).
+# "nostacks": the shim at the default sampling with stacks:0; "off": the
+# shim with record:off, its dispatch alone).
 set -eu
 
 rounds=${1:-5}
@@ -71,7 +72,7 @@ for b in $backends; do
     esac
     labels="bare ${RUNS:-shim shim1}"
     [ -z "${RUNS:-}" ] && [ "$b" = glibc ] && [ "${HEAPTRACK:-1}" = 1 ] && command -v heaptrack >/dev/null && labels="$labels heaptrack"
-    rm -f "$W/bare" "$W/shim" "$W/shim1" "$W/nostacks" "$W/heaptrack"
+    rm -f "$W/bare" "$W/shim" "$W/shim1" "$W/nostacks" "$W/off" "$W/heaptrack"
     n=$(echo $labels | wc -w)
     r=0
     while [ $r -lt "$rounds" ]; do
@@ -83,6 +84,7 @@ for b in $backends; do
             shim) one shim "$shim" "backend:$b,record:on,shm_dir:$W/shm" ;;
             shim1) one shim1 "$shim" "backend:$b,record:on,sample:1,shm_dir:$W/shm" ;;
             nostacks) one nostacks "$shim" "backend:$b,record:on,stacks:0,shm_dir:$W/shm" ;;
+            off) one off "$shim" "backend:$b,record:off" ;;
             heaptrack) one heaptrack "" "" ;;
             esac
             k=$((k + 1))
@@ -92,7 +94,7 @@ for b in $backends; do
     for l in $labels; do
         case $l in
         bare) name="bare" ;; shim) name="shim (sample:256)" ;; shim1) name="shim (sample:1)" ;;
-        nostacks) name="shim (stacks:0)" ;;
+        nostacks) name="shim (stacks:0)" ;; off) name="shim (record:off)" ;;
         heaptrack) name="heaptrack" ;;
         esac
         # Ratios pair round i of this run with round i of bare.
