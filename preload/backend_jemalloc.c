@@ -128,7 +128,9 @@ static void *je_realloc(void *p, size_t n)
  * while its free finds the class of any slab block (up to 14 KiB) on the
  * fast path: C++ new + sized delete of 8 KiB, 302.6 instructions by
  * sdallocx, 230.8 by free (callgrind, record:off; bare jemalloc's own
- * operators 291.6). The block and what becomes of it are the same. */
+ * operators 291.6). Above the slab sizes neither has a fast path, and free
+ * still costs less: 16 KiB, 392.2 against 352.2. The block and what becomes
+ * of it are the same. */
 static void je_free_sized(void *p, size_t n)
 {
     if (n > 4096)

@@ -218,8 +218,10 @@ CXX_DELETE(_ZdaPvRKSt9nothrow_t, (void *p, const void *nt), (p, nt), del_nt_t,
            dispatch_free_in(dispatch_cxx(), p))
 
 /* operator delete(void *, size_t), delete[]: sized */
-CXX_DELETE(_ZdlPvm, (void *p, size_t n), (p, n), del_n_t, dispatch_free_sized_in(dispatch_cxx(), p, n))
-CXX_DELETE(_ZdaPvm, (void *p, size_t n), (p, n), del_n_t, dispatch_free_sized_in(dispatch_cxx(), p, n))
+CXX_DELETE(_ZdlPvm, (void *p, size_t n), (p, n), del_n_t,
+           dispatch_free_sized_in(dispatch_cxx(), p, n))
+CXX_DELETE(_ZdaPvm, (void *p, size_t n), (p, n), del_n_t,
+           dispatch_free_sized_in(dispatch_cxx(), p, n))
 
 /* Aligned deletes: every backend's free() takes its aligned blocks, and a
  * plain free is what the backends' own operators do for most of them. */

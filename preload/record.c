@@ -84,8 +84,9 @@ static int uc_table;
  * holds the requests (UC_MAX + 128 g, UC_MAX + 128 (g + 1)], where the
  * backend's size classes are 128 bytes apart or more (above 4 KiB,
  * jemalloc's 1 KiB at least, Debian's tcmalloc's 512 bytes: every granule
- * whole under both), so that one usable size serves the whole granule. uc_fill checks that at start: usable 0 marks a granule
- * across a class boundary, which asks usable_for. An array pointer and a
+ * whole under both), so that one usable size serves the whole granule.
+ * uc_fill checks that at start: usable 0 marks a granule across a class
+ * boundary, which asks usable_for. An array pointer and a
  * shift where jemalloc's rule was about 17 instructions and tcmalloc's
  * nallocx about 15, at each malloc and sized delete over 4 KiB (RocksDB's
  * blocks are 4 to 16 KiB). */
@@ -350,9 +351,9 @@ static void rec_free_sized(void *p, size_t n)
  * counted the block with the same function of n, so the usable size and
  * class come from that table again, without the lookup by address. A
  * program that replaces operator new or delete never gets here (cxx.c).
- * The hot path's form, as rec_free's; a request over UC_MAX, whose usable
- * size takes the backend's call, out of line, so that the common case keeps
- * no frame. */
+ * The hot path's form, as rec_free's; a request whose usable size takes the
+ * backend's answer (over UG_MAX, or a granule of ug_for that has none) out
+ * of line, so that the common case keeps no frame. */
 static inline __attribute__((always_inline)) void free_sized_uo(void *p, size_t n, size_t u,
                                                                 size_t off)
 {
@@ -464,8 +465,10 @@ static void *alloc_slow(void *p, size_t req, size_t u, unsigned c, int is_reallo
     return p;
 }
 
-/* rec_malloc_table's malloc by a thread without counters of its own, or
- * of more than UC_MAX bytes: counted after the backend's call. */
+/* rec_malloc_table's malloc by a thread without counters of its own (which
+ * counted it in the sink first), or of a request whose usable size takes the
+ * backend's answer (over UG_MAX, or a granule of ug_for that has none):
+ * counted after the backend's call. */
 __attribute__((noinline))
 static void *malloc_slow(size_t n)
 {

@@ -1,10 +1,11 @@
 /* oomcount: a malloc that fails is not counted. Under an address-space
  * limit just above what the process uses, the program allocates SIZE-byte
- * blocks (3000 unless told) until 100 mallocs have failed (the backend can map no more), and
- * the live segment's totals (all classes: glibc serves some from chunks a
- * little larger) must have grown by exactly the blocks it got: jemalloc's
- * and tcmalloc's small mallocs are counted before the backend's call and
- * uncounted when it fails (record.c), glibc's after.
+ * blocks (3000 unless told) until 100 mallocs have failed (the backend can
+ * map no more), and the live segment's totals (all classes: glibc serves
+ * some from chunks a little larger) must have grown by exactly the blocks
+ * it got, and the requested and live usable bytes by exactly theirs:
+ * jemalloc's and tcmalloc's mallocs up to 64 KiB are counted before the
+ * backend's call and uncounted when it fails (record.c), glibc's after.
  * Reads its own live segment, mapped before the limit. Exits 77 when the
  * limit cannot be set.
  * Usage: oomcount [SIZE] */
@@ -59,18 +60,24 @@ int main(int argc, char **argv)
     lim.rlim_cur = RLIM_INFINITY;
     setrlimit(RLIMIT_AS, &lim);
     su_snap(h, &b);
-    uint64_t allocs = 0, live = 0, req = 0;
+    uint64_t allocs = 0, live = 0, req = 0, lu = 0, want_lu = 0;
+    for (long i = 0; i < n; i++)
+        want_lu += malloc_usable_size(blk[i]);
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
         allocs += b.c[c].allocs - a.c[c].allocs;
         req += b.c[c].req_bytes - a.c[c].req_bytes;
+        lu += (b.c[c].usable_alloc - b.c[c].usable_free) -
+              (a.c[c].usable_alloc - a.c[c].usable_free);
         live += (b.c[c].allocs - b.c[c].frees) - (a.c[c].allocs - a.c[c].frees);
     }
     printf("%ld blocks of %ld bytes, %ld failed mallocs; +%llu allocs, +%llu live, +%llu bytes "
-           "requested\n", n, size, failed, (unsigned long long)allocs, (unsigned long long)live,
-           (unsigned long long)req);
+           "requested, +%llu live usable (the blocks' %llu)\n", n, size, failed,
+           (unsigned long long)allocs, (unsigned long long)live, (unsigned long long)req,
+           (unsigned long long)lu, (unsigned long long)want_lu);
     CHECK(n < NMAX && failed == 100);
     CHECK(allocs == (uint64_t)n && live == (uint64_t)n);
     CHECK(req == (uint64_t)n * (uint64_t)size);
+    CHECK(lu == want_lu);
     for (long i = 0; i < n; i++)
         free(blk[i]);
     return tu_finish("oomcount");

@@ -26,12 +26,12 @@ for b in $(backends); do
     ok $? "$b: so it does with every block tracked"
     EXTRA_CONF="shm_dir:$shm" check shim "$b" "$T/xthreads" "$shm"
     ok $? "$b: 16 threads freeing each other's blocks count exactly"
-    EXTRA_CONF="shm_dir:$shm,slots:4" check shim "$b" "$T/xthreads" "$shm"
-    ok $? "$b: 16 threads with 4 slots (the rest in the overflow slot) count exactly"
+    EXTRA_CONF="shm_dir:$shm,slots:4,counter_slots:0" check shim "$b" "$T/xthreads" "$shm"
+    ok $? "$b: 16 threads with 4 slots and no counter slots (the rest in the overflow slot) count exactly"
     EXTRA_CONF="shm_dir:$shm" check shim "$b" "$T/xthreads" "$shm" cxx
     ok $? "$b: so they do with operator new and sized delete, a thread's first call a sized delete"
-    EXTRA_CONF="shm_dir:$shm,slots:4" check shim "$b" "$T/xthreads" "$shm" cxx
-    ok $? "$b: and with 4 slots"
+    EXTRA_CONF="shm_dir:$shm,slots:4,counter_slots:0" check shim "$b" "$T/xthreads" "$shm" cxx
+    ok $? "$b: and with 4 slots and no counter slots (the overflow slot)"
     EXTRA_CONF="shm_dir:$shm,sample:1" check shim "$b" "$T/segfork" "$shm"
     ok $? "$b: a fork child's own segment, the parent's untouched, an exec'ed image's fresh one"
 done

@@ -1,10 +1,11 @@
 /* xthreads: 16 threads, each allocating blocks that the next thread frees,
  * then exiting (their slots fold into the retired total). The per-class
  * counts must be exact, whether threads have slots of their own or share
- * the overflow slot; half the blocks come from calloc. With `cxx`, the blocks come from operator new and go
- * to C++'s sized delete (the shim's symbols, by dlsym), and each thread's
- * first call is the sized delete of a block the main thread allocated: a
- * free by a thread that has no counters yet.
+ * the overflow slot; half the blocks come from calloc. With `cxx`, the
+ * blocks come from operator new and go to C++'s sized delete (the shim's
+ * symbols, by dlsym), and each thread's first call is the sized delete of
+ * a block the main thread allocated: a free by a thread that has no
+ * counters yet.
  * Usage: xthreads SHM_DIR [cxx] */
 #include "config.h"
 
