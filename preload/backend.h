@@ -63,6 +63,23 @@ int backend_jemalloc_start(const struct conf *c, const struct backend_ops **ops,
 int backend_tcmalloc_start(const struct conf *c, const struct backend_ops **ops,
                            char *err, size_t errlen);
 
+/* malloc_usable_size of a live block of glibc's, from its chunk header: the
+ * size word before the block holds the chunk's size with three flag bits;
+ * the block may use all of it but the header, and, unless the chunk is
+ * mmapped (bit 1), the next chunk's prev_size word too. That is glibc's own
+ * musable() for a chunk in use, without the call, the NULL test and the
+ * in-use check that only a freed block needs. Valid only where glibc's
+ * backend set usable_live to glibc_usable_chunk, which it does after
+ * checking that this answers as libc does (the header layout is glibc's, not
+ * its ABI, and memory tagging changes it). Inline so that the recorder can
+ * take it without a call (record.c). */
+static inline size_t glibc_chunk_usable(const void *p)
+{
+    size_t head = ((const size_t *)p)[-1];
+    return (head & ~(size_t)7) - sizeof(size_t) - ((head & 2) << 2);  /* 8 more if mmapped */
+}
+size_t glibc_usable_chunk(void *p);
+
 /* Writes a malloc_info(3)-style XML document with the given numbers, for
  * backends that have no malloc_info of their own. Returns 0, or EINVAL
  * when options != 0, as glibc does. */

@@ -50,17 +50,12 @@ static size_t usable_unknown(void *p)
     return 0;
 }
 
-/* malloc_usable_size of a live block, from its chunk header: the size
- * word before the block holds the chunk's size with three flag bits; the
- * block may use all of it but the header, and, unless the chunk is mmapped
- * (bit 1), the next chunk's prev_size word too. That is glibc's own musable()
- * for a chunk in use, without the call, the NULL test and the in-use check
- * that only a freed block needs. Used only after glibc_chunk_ok says that it
- * answers as libc does. */
-static size_t glibc_usable_chunk(void *p)
+/* glibc_chunk_usable (backend.h) as a function, for usable_live. Used only
+ * after glibc_chunk_ok says that it answers as libc does; the recorder knows
+ * it by its address and takes the inline form instead. */
+size_t glibc_usable_chunk(void *p)
 {
-    size_t head = ((const size_t *)p)[-1];
-    return (head & ~(size_t)7) - sizeof(size_t) - ((head & 2) << 2);  /* 8 more if mmapped */
+    return glibc_chunk_usable(p);
 }
 
 static struct mallinfo2 glibc_mallinfo2(void)

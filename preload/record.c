@@ -274,11 +274,19 @@ static void *rec_malloc(size_t n)
     return on_alloc_u(p, n, hot.usable(p), 0);
 }
 
-static void rec_free(void *p)
+/* The same where the backend is glibc and its usable_live the chunk
+ * header's (glibc_usable_chunk): read inline, without the call. */
+static void *rec_malloc_chunk(size_t n)
 {
-    if (p == NULL)
-        return;
-    size_t u = hot.usable(p);
+    void *p = hot.malloc(n);
+    if (unlikely(p == NULL))
+        return p;
+    return on_alloc_u(p, n, glibc_chunk_usable(p), 0);
+}
+
+/* free of p != NULL, whose usable size is u. */
+static inline __attribute__((always_inline)) void free_u(void *p, size_t u)
+{
     size_t off = koff_of(u);
     struct seg_counters *k = (struct seg_counters *)((char *)rt.cls + off);
     own_add(&k->usable_free, u);
@@ -287,6 +295,22 @@ static void rec_free(void *p)
     if (unlikely(maybe_tracked(p)))
         return free_slow(p, u, 1);
     hot.free(p);
+}
+
+static void rec_free(void *p)
+{
+    if (p == NULL)
+        return;
+    free_u(p, hot.usable(p));
+}
+
+/* rec_free with glibc's chunk header read inline (rec_malloc_chunk): no
+ * call before the backend's, so no frame. */
+static void rec_free_chunk(void *p)
+{
+    if (p == NULL)
+        return;
+    free_u(p, glibc_chunk_usable(p));
 }
 
 /* ---- The rest of the table ---- */
@@ -707,8 +731,10 @@ const struct backend_ops *rec_ops_init(const struct backend_ops *backend)
     /* The backend's own variants, so the hot path tests nothing about it. */
     /* (a backend whose usable_for answers unevenly within 8 bytes: from
      * the block, as glibc's) */
-    rec_ops.malloc = uc_table ? rec_malloc_table : rec_malloc;
-    rec_ops.free = rec_free;
+    /* glibc's chunk header, read inline where the backend checked it */
+    int chunk = backend->usable_live == glibc_usable_chunk;
+    rec_ops.malloc = uc_table ? rec_malloc_table : chunk ? rec_malloc_chunk : rec_malloc;
+    rec_ops.free = chunk ? rec_free_chunk : rec_free;
     rec_ops.free_sized = uc_table ? rec_free_sized_table : rec_free_sized;
     rec_ops.calloc = uc_table ? rec_calloc_table : rec_calloc;
     rec_ops.realloc = rec_realloc;
