@@ -73,7 +73,7 @@ int backend_tcmalloc_start(const struct conf *c, const struct backend_ops **ops,
  * checking that this answers as libc does (the header layout is glibc's, not
  * its ABI, and memory tagging changes it). Inline so that the recorder can
  * take it without a call (record.c). */
-static inline size_t glibc_chunk_usable(const void *p)
+static inline size_t glibc_usable_inline(const void *p)
 {
     size_t head = ((const size_t *)p)[-1];
     return (head & ~(size_t)7) - sizeof(size_t) - ((head & 2) << 2);  /* 8 more if mmapped */

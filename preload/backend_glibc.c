@@ -50,12 +50,12 @@ static size_t usable_unknown(void *p)
     return 0;
 }
 
-/* glibc_chunk_usable (backend.h) as a function, for usable_live. Used only
+/* glibc_usable_inline (backend.h) as a function, for usable_live. Used only
  * after glibc_chunk_ok says that it answers as libc does; the recorder knows
  * it by its address and takes the inline form instead. */
 size_t glibc_usable_chunk(void *p)
 {
-    return glibc_chunk_usable(p);
+    return glibc_usable_inline(p);
 }
 
 static struct mallinfo2 glibc_mallinfo2(void)

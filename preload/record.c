@@ -281,7 +281,7 @@ static void *rec_malloc_chunk(size_t n)
     void *p = hot.malloc(n);
     if (unlikely(p == NULL))
         return p;
-    return on_alloc_u(p, n, glibc_chunk_usable(p), 0);
+    return on_alloc_u(p, n, glibc_usable_inline(p), 0);
 }
 
 /* free of p != NULL, whose usable size is u. */
@@ -310,7 +310,7 @@ static void rec_free_chunk(void *p)
 {
     if (p == NULL)
         return;
-    free_u(p, glibc_chunk_usable(p));
+    free_u(p, glibc_usable_inline(p));
 }
 
 /* ---- The rest of the table ---- */
