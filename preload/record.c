@@ -313,6 +313,15 @@ static void rec_free_chunk(void *p)
     free_u(p, glibc_usable_inline(p));
 }
 
+/* C++'s sized delete under glibc, its chunk header read inline: glibc's
+ * sized free is its free (glibc_free_sized), so this is rec_free_chunk's
+ * path, where rec_free_sized would count through my_cls with a frame. */
+static void rec_free_sized_chunk(void *p, size_t n)
+{
+    (void)n;
+    free_u(p, glibc_usable_inline(p));
+}
+
 /* ---- The rest of the table ---- */
 
 /* The owning thread's update of one class: one plain add per counter
@@ -735,7 +744,9 @@ const struct backend_ops *rec_ops_init(const struct backend_ops *backend)
     int chunk = backend->usable_live == glibc_usable_chunk;
     rec_ops.malloc = uc_table ? rec_malloc_table : chunk ? rec_malloc_chunk : rec_malloc;
     rec_ops.free = chunk ? rec_free_chunk : rec_free;
-    rec_ops.free_sized = uc_table ? rec_free_sized_table : rec_free_sized;
+    rec_ops.free_sized = uc_table ? rec_free_sized_table
+                                  : chunk  ? rec_free_sized_chunk
+                                           : rec_free_sized;
     rec_ops.calloc = uc_table ? rec_calloc_table : rec_calloc;
     rec_ops.realloc = rec_realloc;
     rec_ops.aligned = rec_aligned;
