@@ -61,22 +61,23 @@ for b in glibc jemalloc tcmalloc; do
     done
 done
 
-# C++: operator new + sized delete (libstdc++'s own over the bare allocator;
-# the shim's, which pass the size on: jemalloc's sdallocx, tcmalloc's
-# tc_free_sized).
+# C++: operator new + sized delete (bare: jemalloc's own operators, or
+# libstdc++'s over glibc or tcmalloc; the shim's, which pass the size on:
+# jemalloc's sdallocx up to 4 KiB, tcmalloc's tc_free_sized; glibc's free).
 echo
 echo "# instructions per operator new + sized delete (callgrind, 1 thread): bare"
 echo "# (the allocator's own operators where it has them, else libstdc++'s); the shim with"
 echo "# record:off; with recording"
 printf '%-9s %6s %8s %8s %10s\n' backend size bare dispatch recording
 stdcxx=$libdir/libstdc++.so.6
-for b in jemalloc tcmalloc; do
+for b in glibc jemalloc tcmalloc; do
     case $b in
+    glibc) pre="" ;;
     jemalloc) pre="$libdir/libjemalloc.so.2" ;;
     tcmalloc) pre="$libdir/libtcmalloc_minimal.so.4" ;;
     esac
     for size in 64 4096 16384; do
-        x=$(per_pair "$pre $stdcxx" "" $size cxx)
+        x=$(per_pair "${pre:+$pre }$stdcxx" "" $size cxx)
         y=$(per_pair "$shim" "backend:$b,record:off" $size cxx)
         z=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,seed:1" $size cxx)
         printf '%-9s %6s %8s %8s %10s\n' $b $size "$x" "$y" "$z"
