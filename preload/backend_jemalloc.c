@@ -66,28 +66,10 @@ extern const size_t msje_sz_index2size_tab[] __attribute__((weak, visibility("hi
 #define JE_LOOKUP_MAX 4096
 static int je_tables;   /* read-only after start */
 
-/* Above the tables, up to JE_RULE_MAX: jemalloc's rule for its size
- * classes, four to a doubling (a request rounds up to a multiple of an
- * eighth of the power of two at or above it: 5120, 6144, 7168, 8192,
- * 10240, ...), where nallocx takes about 100 instructions. je_rule_check
- * compares it with nallocx at start at every class c of the rule up to
- * JE_RULE_MAX and at c + 1 (and at 4097): both never fall, so equal at the
- * two ends of each (c, next class] they are equal all through it. */
-#define JE_RULE_MAX ((size_t)1 << 30)
-static int je_rule;     /* read-only after start */
-
-static size_t je_rule_for(size_t n)   /* JE_LOOKUP_MAX < n <= JE_RULE_MAX */
-{
-    size_t delta = (size_t)1 << (63 - __builtin_clzll((n << 1) - 1) - 3);
-    return (n + delta - 1) & ~(delta - 1);
-}
-
 static size_t je_usable_for(size_t n)
 {
     if (__builtin_expect(n <= JE_LOOKUP_MAX, 1) && je_tables)
         return msje_sz_index2size_tab[msje_sz_size2index_tab[(n + 7) >> 3]];
-    if (n > JE_LOOKUP_MAX && n <= JE_RULE_MAX && je_rule)
-        return je_rule_for(n);
     return msje_nallocx(n ? n : 1, 0);
 }
 
@@ -99,20 +81,6 @@ static int je_tables_check(void)
         if (msje_sz_index2size_tab[msje_sz_size2index_tab[(n + 7) >> 3]] != msje_nallocx(n ? n : 1, 0))
             return 0;
     return 1;
-}
-
-static int je_rule_check(void)
-{
-    /* the classes of each doubling (2^(x-1), 2^x], from 4096's up */
-    for (unsigned x = 13; x <= 30; x++)
-        for (size_t k = 1; k <= 4; k++) {
-            size_t c = ((size_t)1 << (x - 1)) + k * ((size_t)1 << (x - 3));
-            if (je_rule_for(c) != c || msje_nallocx(c, 0) != c)
-                return 0;
-            if (c < JE_RULE_MAX && msje_nallocx(c + 1, 0) != je_rule_for(c + 1))
-                return 0;
-        }
-    return msje_nallocx(JE_LOOKUP_MAX + 1, 0) == je_rule_for(JE_LOOKUP_MAX + 1);
 }
 
 static void *je_realloc(void *p, size_t n)
@@ -285,7 +253,6 @@ int backend_jemalloc_start(const struct conf *c, const struct backend_ops **ops,
     /* Only the recorder asks usable_for; spare other processes the check
      * (4097 nallocx calls, some tens of microseconds). */
     je_tables = c->record && je_tables_check();
-    je_rule = c->record && je_rule_check();
     *ops = &je_ops;
     return 0;
 }

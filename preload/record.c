@@ -86,8 +86,8 @@ static int uc_table;
  * jemalloc's 1 KiB at least, Debian's tcmalloc's 512 bytes: every granule
  * whole under both), so that one usable size serves the whole granule.
  * uc_fill checks that at start: usable 0 marks a granule across a class
- * boundary, which asks usable_for. An array pointer and a
- * shift where jemalloc's rule was about 17 instructions and tcmalloc's
+ * boundary, which asks usable_for. An array pointer and a shift where a
+ * size-class rule of jemalloc's took about 17 instructions and tcmalloc's
  * nallocx about 15, at each malloc and sized delete over 4 KiB (RocksDB's
  * blocks are 4 to 16 KiB). */
 #define UG_SHIFT 7
