@@ -54,33 +54,12 @@ ssize_t msje_readlink(const char *path, char *buf, size_t len)
 const char *msje_malloc_conf;
 static char je_conf[CONF_JEMALLOC_MAX + 32];
 
-/* jemalloc's own size-class lookup tables (sz.h), hidden symbols of the
- * archive (renamed msje_*, je-rename.txt), filled by its initialisation:
- * for a request n up to 4 KiB (its SC_LOOKUP_MAXCLASS) the usable size is
- * index2size[size2index[(n + 7) / 8]], two loads where nallocx costs ~35
- * instructions. Weak, so that a jemalloc
- * without them still links; used only after je_tables_check found that they
- * answer as nallocx does for every size they cover. */
-extern const uint8_t msje_sz_size2index_tab[] __attribute__((weak, visibility("hidden")));
-extern const size_t msje_sz_index2size_tab[] __attribute__((weak, visibility("hidden")));
-#define JE_LOOKUP_MAX 4096
-static int je_tables;   /* read-only after start */
-
+/* The usable size of a request of n bytes: what the recorder's tables
+ * (record.c's uc_for and ug_for) are filled from at start, and asked on the
+ * hot path only above 64 KiB. */
 static size_t je_usable_for(size_t n)
 {
-    if (__builtin_expect(n <= JE_LOOKUP_MAX, 1) && je_tables)
-        return msje_sz_index2size_tab[msje_sz_size2index_tab[(n + 7) >> 3]];
     return msje_nallocx(n ? n : 1, 0);
-}
-
-static int je_tables_check(void)
-{
-    if (!msje_sz_size2index_tab || !msje_sz_index2size_tab)
-        return 0;
-    for (size_t n = 0; n <= JE_LOOKUP_MAX; n++)
-        if (msje_sz_index2size_tab[msje_sz_size2index_tab[(n + 7) >> 3]] != msje_nallocx(n ? n : 1, 0))
-            return 0;
-    return 1;
 }
 
 static void *je_realloc(void *p, size_t n)
@@ -250,9 +229,6 @@ int backend_jemalloc_start(const struct conf *c, const struct backend_ops **ops,
         fmt_buf(err, errlen, "jemalloc failed to initialise (error %d)", rc);
         return rc;
     }
-    /* Only the recorder asks usable_for; spare other processes the check
-     * (4097 nallocx calls, some tens of microseconds). */
-    je_tables = c->record && je_tables_check();
     *ops = &je_ops;
     return 0;
 }
