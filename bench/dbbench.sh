@@ -14,7 +14,8 @@
 # DBBENCH_THREADS (16), BACKENDS ("glibc jemalloc tcmalloc"), HEAPTRACK (1),
 # RUNS (the runs besides bare: "shim shim1", and heaptrack for glibc; also
 # "nostacks": the shim at the default sampling with stacks:0; "off": the
-# shim with record:off, its dispatch alone).
+# shim with record:off, its dispatch alone; "untracked": recording with
+# sample:2^30, its counting alone, no block tracked).
 set -eu
 
 rounds=${1:-5}
@@ -85,6 +86,7 @@ for b in $backends; do
             shim1) one shim1 "$shim" "backend:$b,record:on,sample:1,shm_dir:$W/shm" ;;
             nostacks) one nostacks "$shim" "backend:$b,record:on,stacks:0,shm_dir:$W/shm" ;;
             off) one off "$shim" "backend:$b,record:off" ;;
+            untracked) one untracked "$shim" "backend:$b,record:on,sample:1073741824,shm_dir:$W/shm" ;;
             heaptrack) one heaptrack "" "" ;;
             esac
             k=$((k + 1))
@@ -95,6 +97,7 @@ for b in $backends; do
         case $l in
         bare) name="bare" ;; shim) name="shim (sample:256)" ;; shim1) name="shim (sample:1)" ;;
         nostacks) name="shim (stacks:0)" ;; off) name="shim (record:off)" ;;
+        untracked) name="shim (untracked)" ;;
         heaptrack) name="heaptrack" ;;
         esac
         # Ratios pair round i of this run with round i of bare.

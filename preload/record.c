@@ -399,12 +399,12 @@ static inline __attribute__((always_inline)) void free_sized_uo(void *p, size_t 
     hot.free_sized(p, n);
 }
 
+/* Where neither uc_for nor ug_for has n's answer: the backend's. */
 __attribute__((noinline))
 static void free_sized_big(void *p, size_t n)
 {
-    size_t off;
-    size_t u = uc_of(n, &off);
-    free_sized_uo(p, n, u, off);
+    size_t u = hot.usable_for(n);
+    free_sized_uo(p, n, u, koff_of(u));
 }
 
 static void rec_free_sized_table(void *p, size_t n)
