@@ -68,25 +68,49 @@ static void filter_dec(const void *p)
         ;
 }
 
-/* Claims an entry for p and fills it, published by its alloc_ns (*t). The
- * stack is taken (stack == NULL) only once the entry is ours, so that a
- * full table costs no unwinding; *t is then read again after it. Returns 0
- * when there was no room. */
-static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, uint64_t *t,
-                        const uint32_t *stack, uint32_t tid)
+/* Where the table's entries go. Every insert hashes into its first
+ * TRACK_NEAR entries (160 KiB), the near ones, until one finds no free
+ * entry within SEG_TRACK_PROBE there; from then on, for good (track_far),
+ * inserts hash over the rest of the table, the far entries, never into the
+ * near ones, which that failure showed to be crowded. A program with up to
+ * a few thousand tracked blocks at a time then touches, and keeps resident
+ * in its RSS, 160 KiB of the table, not all of it (5 MiB by default: every
+ * page of it within seconds of db_bench, with a few hundred blocks tracked
+ * at a time). A block is found where it was put, so table_find looks in
+ * both once track_far is set (and never in the far ones before: reading a
+ * page of the table that no insert touched would make it resident). */
+#define TRACK_NEAR 4096u
+/* 0, then 1 for good. Synchronization: relaxed; a thread that frees a block
+ * put among the far entries sees it set, since the thread that put it there
+ * saw it set before handing the block out. Copied by fork with the table. */
+static uint32_t track_far;
+
+/* The near entries [0, near_n()), the far ones [near_n(), track_mask]; none
+ * far where the table has no more than TRACK_NEAR entries. */
+static inline uint32_t near_n(void)
 {
-    uint32_t i = (uint32_t)(h >> 32);
+    return track_mask < TRACK_NEAR ? track_mask + 1 : TRACK_NEAR;
+}
+
+/* Claims an entry for p among the n entries from base, starting at p's
+ * hash, and fills it, published by its alloc_ns (*t). The stack is taken
+ * (stack == NULL) only once the entry is ours, so that a full table costs
+ * no unwinding; *t is then read again after it. Returns 0 when there was no
+ * room within SEG_TRACK_PROBE entries. */
+static int claim_entry(const void *p, uint64_t h, uint32_t base, uint32_t n, size_t req,
+                       size_t usable, uint64_t *t, const uint32_t *stack, uint32_t tid)
+{
+    uint32_t j = (uint32_t)(h >> 32) % n;
     /* 0 and 1 mark an entry never used and one freed */
     SHIM_ASSERT((uintptr_t)p > 1);
-    for (uint32_t k = 0; k < SEG_TRACK_PROBE; k++) {
-        struct seg_track *e = &table[(i + k) & track_mask];
+    for (uint32_t k = 0; k < SEG_TRACK_PROBE; k++, j = j + 1 == n ? 0 : j + 1) {
+        struct seg_track *e = &table[base + j];
         uint64_t a = __atomic_load_n(&e->addr, __ATOMIC_RELAXED);
         if (a > 1)
             continue;
         if (__atomic_compare_exchange_n(&e->addr, &a, (uint64_t)(uintptr_t)p, 0,
                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-            __atomic_fetch_add(&group_live[((i + k) & track_mask) >> TRACK_GROUP_SHIFT], 1,
-                               __ATOMIC_RELAXED);
+            __atomic_fetch_add(&group_live[(base + j) >> TRACK_GROUP_SHIFT], 1, __ATOMIC_RELAXED);
             __atomic_store_n(&e->req, req, __ATOMIC_RELAXED);
             __atomic_store_n(&e->usable, usable, __ATOMIC_RELAXED);
             if (stack == NULL) {
@@ -104,11 +128,28 @@ static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, ui
     return 0;
 }
 
-static struct seg_track *table_find(const void *p, uint64_t h)
+/* claim_entry among the near entries, else (from then on alone) the far. */
+static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, uint64_t *t,
+                        const uint32_t *stack, uint32_t tid)
 {
-    uint32_t i = (uint32_t)(h >> 32);
-    for (uint32_t k = 0; k < SEG_TRACK_PROBE; k++) {
-        struct seg_track *e = &table[(i + k) & track_mask];
+    uint32_t near = near_n(), all = track_mask + 1;
+    if (!__atomic_load_n(&track_far, __ATOMIC_RELAXED)) {
+        if (claim_entry(p, h, 0, near, req, usable, t, stack, tid))
+            return 1;
+        if (near == all)
+            return 0;
+        __atomic_store_n(&track_far, 1, __ATOMIC_RELAXED);
+    }
+    return claim_entry(p, h, near, all - near, req, usable, t, stack, tid);
+}
+
+/* The entry that holds p among the n entries from base, as claim_entry
+ * would have put it. */
+static struct seg_track *find_entry(const void *p, uint64_t h, uint32_t base, uint32_t n)
+{
+    uint32_t j = (uint32_t)(h >> 32) % n;
+    for (uint32_t k = 0; k < SEG_TRACK_PROBE; k++, j = j + 1 == n ? 0 : j + 1) {
+        struct seg_track *e = &table[base + j];
         uint64_t a = __atomic_load_n(&e->addr, __ATOMIC_ACQUIRE);
         if (a == (uint64_t)(uintptr_t)p)
             return e;
@@ -116,6 +157,15 @@ static struct seg_track *table_find(const void *p, uint64_t h)
             return NULL;
     }
     return NULL;
+}
+
+static struct seg_track *table_find(const void *p, uint64_t h)
+{
+    uint32_t near = near_n(), all = track_mask + 1;
+    struct seg_track *e = find_entry(p, h, 0, near);
+    if (e == NULL && near != all && __atomic_load_n(&track_far, __ATOMIC_RELAXED))
+        e = find_entry(p, h, near, all - near);
+    return e;
 }
 
 static inline __attribute__((always_inline)) void event_push(uint32_t kind, const void *p, uint64_t size, uint64_t life, uint64_t mono)

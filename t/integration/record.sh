@@ -12,6 +12,8 @@ mkdir -p "$shm"
 for b in $(backends); do
     EXTRA_CONF="shm_dir:$shm,sample:1" check shim "$b" "$T/pattern" "$shm"
     ok $? "$b: a known pattern with sample:1: exact counts, live bytes, lifetime buckets, ages"
+    EXTRA_CONF="shm_dir:$shm,sample:1,stacks:0" check shim "$b" "$T/trackspill"
+    ok $? "$b: the tracked table keeps 400 live blocks in its first 160 KiB, and finds all 12,000 of a spill"
     EXTRA_CONF="shm_dir:$shm,sample:1" check shim "$b" "$T/lifeclock" "$shm"
     ok $? "$b: lifetimes agree with the program's own clock: $(cat "$TMP/out")"
     EXTRA_CONF="shm_dir:$shm,sample:1,interval_ms:50" check shim "$b" "$T/lifeclock" "$shm"
