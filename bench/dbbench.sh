@@ -73,7 +73,7 @@ for b in $backends; do
     esac
     labels="bare ${RUNS:-shim shim1}"
     [ -z "${RUNS:-}" ] && [ "$b" = glibc ] && [ "${HEAPTRACK:-1}" = 1 ] && command -v heaptrack >/dev/null && labels="$labels heaptrack"
-    rm -f "$W/bare" "$W/shim" "$W/shim1" "$W/nostacks" "$W/off" "$W/heaptrack"
+    for l in $labels; do rm -f "$W/$l"; done   # each backend's rounds alone
     n=$(echo $labels | wc -w)
     r=0
     while [ $r -lt "$rounds" ]; do
