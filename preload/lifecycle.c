@@ -197,10 +197,11 @@ static void fork_child_segment(void)
         copy_refresh(COPY_NOW);   /* created under its name (no O_TMPFILE): complete it now */
     if (hot.filter == filter_all)
         return;
-    /* Every entry, not only resident pages: an entry the filter missed
-     * would never be untracked. */
+    /* Every entry that an insert may have written, not only resident
+     * pages: an entry the filter missed would never be untracked. Not the
+     * rest: reading them would make all of the table's pages the child's. */
     memset(filter, 0, (size_t)1 << geo.filter_bits);
-    for (uint32_t i = 0; i <= track_mask; i++)
+    for (uint32_t i = 0, end = table_written_end(); i < end; i++)
         if (table[i].addr > 1)
             filter_add(&table[i], NULL);
 }

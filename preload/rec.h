@@ -253,6 +253,11 @@ static inline uint32_t filter_idx(const void *p)
     return ((uint32_t)(uintptr_t)p * 0x9E3779B1u) >> (32 - SEG_FILTER_BITS);
 }
 
+/* The end of the tracked table's entries that an insert may have written
+ * (track.c puts blocks in its first entries while they hold them): those
+ * after it are all 0, and pages that a reader should not touch. */
+uint32_t table_written_end(void);
+
 /* Counts one more tracked block in p's filter cell. */
 void filter_inc(const void *p);
 

@@ -159,6 +159,11 @@ static struct seg_track *find_entry(const void *p, uint64_t h, uint32_t base, ui
     return NULL;
 }
 
+uint32_t table_written_end(void)
+{
+    return __atomic_load_n(&track_far, __ATOMIC_RELAXED) ? track_mask + 1 : near_n();
+}
+
 static struct seg_track *table_find(const void *p, uint64_t h)
 {
     uint32_t near = near_n(), all = track_mask + 1;

@@ -1,15 +1,22 @@
 /* trackspill: the tracked table keeps few blocks in its first entries, and
- * finds every block wherever it went. With sample:1 (every block tracked),
- * a few hundred live blocks must leave at most the table's first 160 KiB
- * resident (track.c's near entries; hashed over the whole table, they would
- * touch most of its 5 MiB), read by mincore on this process's own live
- * segment (reading the table through a mapping would make its holes
- * resident). Then 12,000 blocks live at once, more than the near entries
- * hold, so that later ones go over the whole table; freed in a shuffled
- * order, each must leave the tracked figures: the tracked live count back
- * where it was, 12,000 tracked frees, none dropped.
- * Usage: trackspill (run with sample:1) */
+ * finds every block wherever it went. 400 live blocks must leave at most
+ * the table's first 160 KiB resident (track.c's near entries; hashed over
+ * the whole table, their tracked ones would touch most of its 5 MiB), read
+ * by mincore on this process's own live segment (reading the table through
+ * a mapping would make its holes resident). Then 12,000 live at once, their
+ * tracked ones more than the near entries hold, so that later ones go over
+ * the rest of the table; freed in a shuffled order, each tracked one must
+ * leave the tracked figures: the tracked live count back where it was, as
+ * many tracked frees as tracked allocations, none dropped. A fork child,
+ * with a segment of its own that starts as a copy, must do the same: at 400
+ * blocks, keep no more of its table resident; at 12,000, untrack every
+ * block it frees (with sampling, its filter, rebuilt at the fork, must hold
+ * the far entries too). Run with sample:1 or 2 (then, with a seed, about
+ * 6,000 tracked, more than the near entries' 4096).
+ * Usage: trackspill SHM_DIR */
 #include "config.h"
+
+#include <sys/wait.h>
 
 #include "segutil.h"
 
@@ -43,6 +50,48 @@ static uint64_t tracked_live(const struct su_snap *s)
     return n;
 }
 
+/* In a fork child: frees blk[0..n), and exits 0 if the child's own segment
+ * then holds want live tracked blocks (and, with few, kept no more than the
+ * near pages of its table resident), else 10 and up. */
+static void child_frees(const char *dir, int n, uint64_t want, int few)
+{
+    static struct su_snap s;
+    static void *one[64];
+    /* one of them tracked: that starts the child's sampler, which names its file */
+    for (int i = 0; i < 64; i++)
+        one[i] = malloc(1);
+    for (int i = 0; i < 64; i++)
+        free(one[i]);
+    const struct seg_header *ch = su_open(dir, (int)getpid());
+    if (!ch)
+        _exit(10);
+    size_t res = table_resident(ch);
+    if (few && res > NEAR_PAGES) {
+        fprintf(stderr, "trackspill: fork child: %zu pages of its table resident\n", res);
+        _exit(11);
+    }
+    for (int i = 0; i < n; i++)
+        free(blk[i]);
+    su_snap(ch, &s);
+    if (tracked_live(&s) != want) {
+        fprintf(stderr, "trackspill: fork child: %llu live tracked blocks, want %llu\n",
+                (unsigned long long)tracked_live(&s), (unsigned long long)want);
+        _exit(12);
+    }
+    exit(0);   /* normal exit: the child's file goes */
+}
+
+static int forked(const char *dir, int n, uint64_t want, int few)
+{
+    int st = 0;
+    pid_t pid = fork();
+    if (pid == 0)
+        child_frees(dir, n, want, few);
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 static uint64_t tracked_frees(const struct su_snap *s)
 {
     uint64_t n = 0;
@@ -51,10 +100,22 @@ static uint64_t tracked_frees(const struct su_snap *s)
     return n;
 }
 
-int main(void)
+static uint64_t tracked_allocs(const struct su_snap *s)
+{
+    uint64_t n = 0;
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
+        n += s->t[c].allocs;
+    return n;
+}
+
+int main(int argc, char **argv)
 {
     static struct su_snap a, b, c;
-    const struct seg_header *h = su_open_live((int)getpid());
+    if (argc < 2)
+        return 2;
+    /* by its name, as the child will (su_open waits for it): the child's
+     * file is then named at the fork */
+    const struct seg_header *h = su_open(argv[1], (int)getpid());
     if (!h)
         return 1;
     CHECK(su_hdr.track_cap == SEG_TRACK_DEFAULT);
@@ -66,13 +127,18 @@ int main(void)
         CHECK(blk[i] != NULL);
         if (i == FEW - 1) {
             size_t few = table_resident(h);
-            fprintf(stderr, "trackspill: %d live tracked blocks: %zu pages of the table resident "
+            fprintf(stderr, "trackspill: %d live blocks: %zu pages of the table resident "
                     "(at most %zu)\n", FEW, few, (size_t)NEAR_PAGES);
             CHECK(few <= NEAR_PAGES);
+            CHECK(forked(argv[1], FEW, tracked_live(&a), 1) == 0);
         }
     }
     su_snap(h, &b);
-    CHECK(tracked_live(&b) - tracked_live(&a) == MANY);
+    uint64_t took = tracked_allocs(&b) - tracked_allocs(&a);
+    size_t spilled = table_resident(h);
+    CHECK(tracked_live(&b) - tracked_live(&a) == took);
+    CHECK(took > 4096 + 1000 && spilled > NEAR_PAGES);   /* some went to the far entries */
+    CHECK(forked(argv[1], MANY, tracked_live(&a), 0) == 0);
     for (int i = MANY - 1; i > 0; i--) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         int j = (int)((x >> 33) % (uint64_t)(i + 1));
@@ -84,14 +150,14 @@ int main(void)
         free(blk[i]);
     su_snap(h, &c);
     uint64_t dropped = __atomic_load_n(&h->tracked_dropped, __ATOMIC_RELAXED);
-    fprintf(stderr, "trackspill: %d blocks: tracked live %+lld, then %+lld; tracked frees +%llu; "
-            "dropped %llu; %zu pages of the table resident\n", MANY,
-            (long long)(tracked_live(&b) - tracked_live(&a)),
+    fprintf(stderr, "trackspill: %d blocks, %llu tracked: tracked live %+lld, then %+lld; "
+            "tracked frees +%llu; dropped %llu; %zu pages of the table resident\n", MANY,
+            (unsigned long long)took, (long long)(tracked_live(&b) - tracked_live(&a)),
             (long long)(tracked_live(&c) - tracked_live(&a)),
             (unsigned long long)(tracked_frees(&c) - tracked_frees(&b)),
-            (unsigned long long)dropped, table_resident(h));
+            (unsigned long long)dropped, spilled);
     CHECK(tracked_live(&c) == tracked_live(&a));
-    CHECK(tracked_frees(&c) - tracked_frees(&b) == MANY);
+    CHECK(tracked_frees(&c) - tracked_frees(&b) == took);
     CHECK(dropped == 0);
     return tu_finish("trackspill");
 }
