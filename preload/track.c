@@ -97,8 +97,9 @@ static inline uint32_t near_n(void)
  * (stack == NULL) only once the entry is ours, so that a full table costs
  * no unwinding; *t is then read again after it. Returns 0 when there was no
  * room within SEG_TRACK_PROBE entries. */
-static int claim_entry(const void *p, uint64_t h, uint32_t base, uint32_t n, size_t req,
-                       size_t usable, uint64_t *t, const uint32_t *stack, uint32_t tid)
+static inline __attribute__((always_inline)) int
+claim_entry(const void *p, uint64_t h, uint32_t base, uint32_t n, size_t req, size_t usable,
+            uint64_t *t, const uint32_t *stack, uint32_t tid)
 {
     uint32_t j = (uint32_t)(h >> 32) % n;
     /* 0 and 1 mark an entry never used and one freed */
@@ -145,7 +146,8 @@ static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, ui
 
 /* The entry that holds p among the n entries from base, as claim_entry
  * would have put it. */
-static struct seg_track *find_entry(const void *p, uint64_t h, uint32_t base, uint32_t n)
+static inline __attribute__((always_inline)) struct seg_track *
+find_entry(const void *p, uint64_t h, uint32_t base, uint32_t n)
 {
     uint32_t j = (uint32_t)(h >> 32) % n;
     for (uint32_t k = 0; k < SEG_TRACK_PROBE; k++, j = j + 1 == n ? 0 : j + 1) {
