@@ -86,22 +86,24 @@ static void filter_dec(const void *p)
 static uint32_t track_far;
 
 /* The near entries [0, near_n()), the far ones [near_n(), track_mask]; none
- * far where the table has no more than TRACK_NEAR entries. */
+ * far where the table has no more than TRACK_NEAR entries. A power of two,
+ * as the table's size is (the writer's is SEG_TRACK_DEFAULT). */
 static inline uint32_t near_n(void)
 {
     return track_mask < TRACK_NEAR ? track_mask + 1 : TRACK_NEAR;
 }
 
 /* Claims an entry for p among the n entries from base, starting at p's
- * hash, and fills it, published by its alloc_ns (*t). The stack is taken
+ * hash (pow2: n is a power of two, as the near entries' count is), and
+ * fills it, published by its alloc_ns (*t). The stack is taken
  * (stack == NULL) only once the entry is ours, so that a full table costs
  * no unwinding; *t is then read again after it. Returns 0 when there was no
  * room within SEG_TRACK_PROBE entries. */
 static inline __attribute__((always_inline)) int
-claim_entry(const void *p, uint64_t h, uint32_t base, uint32_t n, size_t req, size_t usable,
-            uint64_t *t, const uint32_t *stack, uint32_t tid)
+claim_entry(const void *p, uint64_t h, uint32_t base, uint32_t n, int pow2, size_t req,
+            size_t usable, uint64_t *t, const uint32_t *stack, uint32_t tid)
 {
-    uint32_t j = (uint32_t)(h >> 32) % n;
+    uint32_t j = pow2 ? (uint32_t)(h >> 32) & (n - 1) : (uint32_t)(h >> 32) % n;
     /* 0 and 1 mark an entry never used and one freed */
     SHIM_ASSERT((uintptr_t)p > 1);
     for (uint32_t k = 0; k < SEG_TRACK_PROBE; k++, j = j + 1 == n ? 0 : j + 1) {
@@ -135,21 +137,21 @@ static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, ui
 {
     uint32_t near = near_n(), all = track_mask + 1;
     if (!__atomic_load_n(&track_far, __ATOMIC_RELAXED)) {
-        if (claim_entry(p, h, 0, near, req, usable, t, stack, tid))
+        if (claim_entry(p, h, 0, near, 1, req, usable, t, stack, tid))
             return 1;
         if (near == all)
             return 0;
         __atomic_store_n(&track_far, 1, __ATOMIC_RELAXED);
     }
-    return claim_entry(p, h, near, all - near, req, usable, t, stack, tid);
+    return claim_entry(p, h, near, all - near, 0, req, usable, t, stack, tid);
 }
 
 /* The entry that holds p among the n entries from base, as claim_entry
  * would have put it. */
 static inline __attribute__((always_inline)) struct seg_track *
-find_entry(const void *p, uint64_t h, uint32_t base, uint32_t n)
+find_entry(const void *p, uint64_t h, uint32_t base, uint32_t n, int pow2)
 {
-    uint32_t j = (uint32_t)(h >> 32) % n;
+    uint32_t j = pow2 ? (uint32_t)(h >> 32) & (n - 1) : (uint32_t)(h >> 32) % n;
     for (uint32_t k = 0; k < SEG_TRACK_PROBE; k++, j = j + 1 == n ? 0 : j + 1) {
         struct seg_track *e = &table[base + j];
         uint64_t a = __atomic_load_n(&e->addr, __ATOMIC_ACQUIRE);
@@ -169,9 +171,9 @@ uint32_t table_written_end(void)
 static struct seg_track *table_find(const void *p, uint64_t h)
 {
     uint32_t near = near_n(), all = track_mask + 1;
-    struct seg_track *e = find_entry(p, h, 0, near);
+    struct seg_track *e = find_entry(p, h, 0, near, 1);
     if (e == NULL && near != all && __atomic_load_n(&track_far, __ATOMIC_RELAXED))
-        e = find_entry(p, h, near, all - near);
+        e = find_entry(p, h, near, all - near, 0);
     return e;
 }
 
