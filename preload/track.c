@@ -168,12 +168,17 @@ uint32_t table_written_end(void)
     return __atomic_load_n(&track_far, __ATOMIC_RELAXED) ? track_mask + 1 : near_n();
 }
 
+/* Among the far entries first once inserts go there: most live blocks are
+ * there then, and a lookup among the crowded near ones runs on to
+ * SEG_TRACK_PROBE entries before it gives up. */
 static struct seg_track *table_find(const void *p, uint64_t h)
 {
     uint32_t near = near_n(), all = track_mask + 1;
-    struct seg_track *e = find_entry(p, h, 0, near, 1);
-    if (e == NULL && near != all && __atomic_load_n(&track_far, __ATOMIC_RELAXED))
+    struct seg_track *e = NULL;
+    if (near != all && __atomic_load_n(&track_far, __ATOMIC_RELAXED))
         e = find_entry(p, h, near, all - near, 0);
+    if (e == NULL)
+        e = find_entry(p, h, 0, near, 1);
     return e;
 }
 
