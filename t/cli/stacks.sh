@@ -120,6 +120,15 @@ else:
 main = [o for o in d["objects"] if o["main"]]
 assert len(main) == 1 and main[0]["path"].endswith("/sites") and len(main[0]["build_id"]) >= 16, main
 assert f0[0]["object"] == d["objects"].index(main[0])
+# a stack deeper than the depth keeps its 16 innermost frames (none of the
+# shim's), whichever unwinder took it: both calls of deep_leaf are one stack
+deep = site("deep_leaf", 4321, lists=("by_live_bytes",))["stack"]
+fd = deep["frames"]
+assert deep["allocs"] == 80 and len(fd) == 16, (deep["allocs"], len(fd), fd)
+if names:
+    assert [f["function"] for f in fd] == ["deep_leaf"] + ["deep"] * 15, fd
+else:
+    assert len(set(f["addr"] for f in fd[1:])) == 1 and fd[0]["addr"] != fd[1]["addr"], fd
 EOF
 
 for b in $(backends); do
@@ -128,7 +137,7 @@ for b in $(backends); do
     ok $? "$b: the program with known call sites started"
     check "$SD" --dir "$TMP/shm" --stacks --json --top=8 "$pid" && cp "$TMP/out" "$d/stacks.json" &&
         check python3 "$TMP/sites.py" "$d/stacks.json" "$HAVE_LIBELF"
-    ok $? "$b: --stacks --json: the sites $by, exact sizes and counts, age order, churn, lifetimes"
+    ok $? "$b: --stacks --json: the sites $by, exact sizes and counts, age order, churn, lifetimes, a deep stack's 16 frames"
     check "$SD" --dir "$TMP/shm" --stacks "$pid" &&
         grep -q "^CALL SITES BY LIVE BYTES" "$TMP/out" &&
         grep -q "^LONG-LIVED CALL SITES" "$TMP/out" && grep -q "^CALL SITES BY ALLOCATION RATE" "$TMP/out" &&

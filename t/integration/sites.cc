@@ -5,10 +5,13 @@
 //                            1.5 s after the cache
 //   temp_buffers             500 x 600 B, freed after 200 ms
 //   scratch_churn            50000 x 200 B, each freed at once
+//   deep_leaf                2 x 40 x 4321 B, kept, each 40 under 25 calls
+//                            of deep(): deeper than stacks:16
 // all called from work(), run by the main thread, or with `thread` by a
 // second thread (whose first 256 stacks libgcc's unwinder takes, and the
-// rest libunwind). Then it writes DIR/ready (its pid) and waits for
-// DIR/stop, and exits.
+// rest libunwind: the first 40 of deep_leaf are libgcc's, the second 40
+// libunwind's). Then it writes DIR/ready (its pid) and waits for DIR/stop,
+// and exits.
 // Usage: sites DIR [thread]
 #include "config.h"
 
@@ -75,15 +78,37 @@ extern "C" __attribute__((noinline)) void scratch_churn(int n)
     }
 }
 
+static void *deep_blocks[80];
+static int deep_used;
+
+extern "C" __attribute__((noinline)) void deep_leaf(int n)
+{
+    for (int i = 0; i < n; i++) {
+        deep_blocks[deep_used] = malloc(4321);
+        touch(deep_blocks[deep_used++], 16);
+    }
+}
+
+extern "C" __attribute__((noinline)) void deep(int level, int n)
+{
+    if (level > 0)
+        deep(level - 1, n);
+    else
+        deep_leaf(n);
+    __asm__ volatile("" ::: "memory");   /* no tail call: each level stays a frame */
+}
+
 static app::Cache cache;
 
 extern "C" __attribute__((noinline)) void *work(void *)
 {
+    deep(24, 40);
     cache.fill(400);
     sleep_ms(1500);
     temp_buffers(500);
     scratch_churn(50000);
     session_open(300);
+    deep(24, 40);
     __asm__ volatile("" ::: "memory");   /* no tail call: work stays a frame */
     return NULL;
 }
@@ -112,5 +137,7 @@ int main(int argc, char **argv)
         free(cache.blocks[i]);
     for (int i = 0; i < 300; i++)
         delete[] sessions[i];
+    for (int i = 0; i < deep_used; i++)
+        free(deep_blocks[i]);
     return 0;
 }
