@@ -386,7 +386,7 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     seg->live_fd = live_fd;
     map_regions();
     if (geo.stack_depth) {
-        with_stacks = stack_start(seg, &geo) == 0;
+        with_stacks = stack_start(seg, &geo, (unsigned)c->unwind_threads) == 0;
         if (!with_stacks)
             seg->flags |= SEG_F_NO_UNWINDER;
     }

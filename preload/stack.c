@@ -13,8 +13,10 @@
  *   thread that uses it: 63-66 MiB of RSS for 256 threads that take stacks.
  * So each thread starts on libgcc's, and a thread that has taken
  * SLOW_CAPTURES stacks (a hot one) moves to libunwind if fewer than
- * FAST_THREADS threads are on it; one that finds them all taken tries again
- * SLOW_CAPTURES stacks later. A thread gives its place back on its way out
+ * `fast_max` threads are on it (the key unwind_threads, 16 by default; the
+ * thread that starts the shim is the first); one that finds them all taken
+ * tries again SLOW_CAPTURES stacks later. unwind_threads:0 loads no
+ * libunwind. A thread gives its place back on its way out
  * (stack_thread_exit). Both give the same frames (the return addresses), so
  * a call site's stack is one entry whichever took it.
  *
@@ -22,7 +24,7 @@
  * program has registered unwind tables of its own (__register_frame and its
  * kin: JIT compilers): an allocation made there would deadlock in it. guard.c
  * wraps those calls, and from the first one on every stack is libunwind's
- * (with its cache in every thread that takes one: no bound of 16 then), or,
+ * (with its cache in every thread that takes one: no bound of fast_max then), or,
  * where libunwind is not in use, stacks stop. A program that calls them
  * through a handle of its own on libgcc_s (dlsym(handle, ...)), or from a
  * library opened with RTLD_DEEPBIND, is not seen.
@@ -54,9 +56,8 @@
 #define PATH_MAX_LEN 4096
 
 /* A thread moves to libunwind after this many stacks, if one of the
- * FAST_THREADS places is free. */
+ * fast_max places is free. */
 #define SLOW_CAPTURES 256
-#define FAST_THREADS 16
 
 /* Set by stack_start, read-only after, except `unwind`, which goes to NULL
  * (relaxed atomic) when stacks stop for good. `unwind`: the capture
@@ -134,15 +135,17 @@ static __thread uintptr_t alt_hi __attribute__((tls_model("initial-exec")));
 static __thread uintptr_t was_lo __attribute__((tls_model("initial-exec")));
 static __thread uintptr_t was_hi __attribute__((tls_model("initial-exec")));
 
-/* This thread's place among the FAST_THREADS on libunwind: `on_fast` 1
+/* This thread's place among the fast_max on libunwind: `on_fast` 1
  * while it holds one, 2 once it is on its way out (it asks for none);
- * `slow_left`, the stacks it takes with libgcc's before it asks for one. `fast_used`: the places held (relaxed atomic; a thread
- * that took one beyond FAST_THREADS gives it back at once).
+ * `slow_left`, the stacks it takes with libgcc's before it asks for one.
+ * `fast_used`: the places held (relaxed atomic; a thread that took one
+ * beyond fast_max gives it back at once). `fast_max`: the places
+ * (unwind_threads; set by stack_start).
  * `frames_registered`: the program registered unwind tables (guard.c), so
  * every stack is libunwind's from now on (relaxed atomic; never cleared). */
 static __thread int on_fast __attribute__((tls_model("initial-exec")));
 static __thread unsigned slow_left __attribute__((tls_model("initial-exec")));
-static unsigned fast_used;
+static unsigned fast_used, fast_max;
 static int frames_registered;
 
 static struct seg_stack *entry(uint32_t i)
@@ -473,7 +476,7 @@ static int (*pick(int (*fn)(void **, int)))(void **, int)
         return fn;
     }
     slow_left = 0;
-    if (__atomic_fetch_add(&fast_used, 1, __ATOMIC_RELAXED) < FAST_THREADS) {
+    if (__atomic_fetch_add(&fast_used, 1, __ATOMIC_RELAXED) < fast_max) {
         on_fast = 1;
         __atomic_fetch_add(&head->fast_threads, 1, __ATOMIC_RELAXED);
         __atomic_fetch_add(&head->fast_moves, 1, __ATOMIC_RELAXED);
@@ -788,7 +791,7 @@ static const char *start_fast(void)
 #endif
 }
 
-int stack_start(struct seg_header *seg, const struct seg_header *geo)
+int stack_start(struct seg_header *seg, const struct seg_header *geo, unsigned unwind_threads)
 {
     char *b = (char *)seg;
     void *h;
@@ -816,7 +819,9 @@ int stack_start(struct seg_header *seg, const struct seg_header *geo)
         *(void **)&gcc_ip = dlsym(h, "_Unwind_GetIP");
     }
     int have_gcc = gcc_walk != NULL && gcc_ip != NULL;
-    const char *why = start_fast();
+    fast_max = unwind_threads;
+    /* unwind_threads:0 is the user's choice: no libunwind, and no line */
+    const char *why = fast_max > 0 ? start_fast() : "";
     if (fast == NULL && !have_gcc) {
         log_msg("cannot load libgcc_s.so.1's unwinder%s%s; no call stacks (stacks:0 turns "
                 "this note off)", why[0] ? ", and " : "", why);

@@ -17,7 +17,7 @@
  * Called once, by the initializing thread, before any other function here.
  * Returns 0, or an errno value after one line on stderr; stack_capture then
  * records no stacks (every block gets stack 0). */
-int stack_start(struct seg_header *seg, const struct seg_header *geo);
+int stack_start(struct seg_header *seg, const struct seg_header *geo, unsigned unwind_threads);
 
 /* The call stack of the allocation being tracked, as an id for
  * seg_track.stack: 1 + its index in the stack table, or 0 when none was

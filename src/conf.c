@@ -70,6 +70,8 @@ static const struct key keys[] = {
       "on or off" },
     { "capture_max", CONF_K_CAPTURE_MAX, KIND_SIZE, 1L << 20, 1L << 40, F(capture_max),
       "a size 1m..1024g, with an optional k, m or g suffix" },
+    { "unwind_threads", CONF_K_UNWIND_THREADS, KIND_INT, 0, 1024, F(unwind_threads),
+      "an integer 0..1024 (threads whose call stacks libunwind takes, 0 for none)" },
 };
 
 static const char *const backend_names[] = { "glibc", "jemalloc", "tcmalloc" };
@@ -115,6 +117,7 @@ void conf_defaults(struct conf *c)
     c->slots = CONF_SLOTS_DEFAULT;
     c->counter_slots = CONF_COUNTER_SLOTS_DEFAULT;
     c->stacks = CONF_STACKS_DEFAULT;
+    c->unwind_threads = CONF_UNWIND_THREADS_DEFAULT;
     c->capture = 1;
     c->capture_max = CONF_CAPTURE_MAX_DEFAULT;
     c->history_n = 2;

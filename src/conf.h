@@ -35,6 +35,7 @@ enum conf_key {
     CONF_K_HISTORY,
     CONF_K_CAPTURE,
     CONF_K_CAPTURE_MAX,
+    CONF_K_UNWIND_THREADS,
     CONF_K_COUNT
 };
 
@@ -71,6 +72,7 @@ struct conf {
     long seed;                    /* the sampler's seed; 0: from the clock */
     int capture;                  /* 1: shimdump --capture may ask for a trace */
     long capture_max;             /* a capture's trace file stops at this size */
+    long unwind_threads;          /* threads whose stacks libunwind takes */
     /* History tiers beyond the series: tier t keeps history_points[t]
      * points of history_step[t] samples each; steps increase. */
     unsigned history_n;
@@ -92,6 +94,7 @@ typedef void (*conf_warn_fn)(void *ctx, const char *msg);
 #define CONF_SLOTS_DEFAULT       128
 #define CONF_COUNTER_SLOTS_DEFAULT 3968
 #define CONF_STACKS_DEFAULT      16
+#define CONF_UNWIND_THREADS_DEFAULT 16
 #define CONF_CAPTURE_MAX_DEFAULT (1L << 30)   /* 1 GiB of trace file */
 
 /* Fills *c with the defaults: glibc, every knob unset, verbose off,

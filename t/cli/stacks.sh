@@ -179,12 +179,9 @@ if [ "$HAVE_LIBUNWIND" = yes ]; then
 else
     moves=0 threads=0 what="libgcc's unwinder only (no libunwind in this build)"
 fi
-for b in $(backends); do
-    d="$TMP/$b-thread"
-    start_sites "$d" "$T/sites" "backend:$b,sample:1,stacks:16" thread &&
-        check "$SD" --dir "$TMP/shm" --stacks --json --top=8 "$pid" && cp "$TMP/out" "$d/stacks.json" &&
-        check python3 "$TMP/sites.py" "$d/stacks.json" "$HAVE_LIBELF" &&
-        check "$SD" --dir "$TMP/shm" --json "$pid" && python3 -c '
+# thread.py JSON MOVES THREADS HAVE_LIBELF: the unwinders' counts, and the
+# cache's 400 blocks one stack whichever unwinder took each.
+cat >"$TMP/thread.py" <<'EOF'
 import json, sys
 cs = json.load(open(sys.argv[1]))["call_stacks"]
 moves, threads, names = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "yes"
@@ -196,9 +193,38 @@ else:
 assert len(fill) == 1 and fill[0]["allocs"] == 400, fill
 if names:
     assert [f["function"] for f in fill[0]["frames"][1:3]] == ["work", "start_thread"], fill[0]["frames"]
-' "$TMP/out" $moves $threads "$HAVE_LIBELF"
+EOF
+# thread_sites DIR CONF MOVES THREADS: sites in a second thread under CONF,
+# checked by sites.py and thread.py, with nothing on stderr.
+thread_sites() {
+    start_sites "$1" "$T/sites" "$2" thread &&
+        check "$SD" --dir "$TMP/shm" --stacks --json --top=8 "$pid" && cp "$TMP/out" "$1/stacks.json" &&
+        check python3 "$TMP/sites.py" "$1/stacks.json" "$HAVE_LIBELF" &&
+        check "$SD" --dir "$TMP/shm" --json "$pid" && cp "$TMP/out" "$1/full.json" &&
+        check python3 "$TMP/thread.py" "$1/full.json" "$3" "$4" "$HAVE_LIBELF" &&
+        { [ ! -s "$1/err" ] || { sed 's/^/# stderr: /' "$1/err" >&2; false; }; }
+}
+for b in $(backends); do
+    d="$TMP/$b-thread"
+    thread_sites "$d" "backend:$b,sample:1,stacks:16" $moves $threads
     ok $? "$b: sites in a second thread: $what, one stack per site$nl"
     stop_sites "$d"
+done
+
+# unwind_threads: the places on libunwind. With 1, the thread that started
+# the shim holds it and the second thread stays on libgcc's unwinder; with
+# 0, no libunwind is loaded, and no line says so (the user's choice).
+for b in $(backends); do
+    if [ "$HAVE_LIBUNWIND" != yes ]; then
+        skip "$b: unwind_threads:1 and :0" "no libunwind in this build"
+        continue
+    fi
+    for u in 1 0; do
+        d="$TMP/$b-u$u"
+        thread_sites "$d" "backend:$b,sample:1,stacks:16,unwind_threads:$u" $u $u
+        ok $? "$b: unwind_threads:$u: $u thread(s) on libunwind, the second thread on libgcc's, one stack per site$nl"
+        stop_sites "$d"
+    done
 done
 
 # A program that registers unwind tables of its own (a JIT's way) and

@@ -77,6 +77,7 @@ START_TEST(conf_defaults_are_glibc)
     ck_assert_int_eq(c.record, 1);
     ck_assert_int_eq(c.sample, 256);
     ck_assert_str_eq(c.shm_dir, "/dev/shm");
+    ck_assert_int_eq(c.unwind_threads, 16);
     ck_assert_str_eq(c.jemalloc_conf, "");
     ck_assert_uint_eq(c.set_mask, 0);
 }
@@ -97,6 +98,10 @@ START_TEST(conf_pairs)
     ck_assert_int_eq(c.top_pad, 0);
     ck_assert_int_eq(c.arena_test, 8);
     ck_assert_int_eq(w.n, 0);
+    ck_assert_int_eq(parse(&c, "unwind_threads:0", &w), 0);
+    ck_assert_int_eq(c.unwind_threads, 0);
+    ck_assert_int_eq(parse(&c, "unwind_threads:1024", &w), 0);
+    ck_assert_int_eq(c.unwind_threads, 1024);
 }
 END_TEST
 
@@ -144,6 +149,9 @@ START_TEST(conf_bad_input_keeps_defaults)
     ck_assert_int_eq(parse(&c, "interval_ms:5", &w), 1);
     ck_assert_int_eq(parse(&c, "series:10", &w), 1);
     ck_assert_int_eq(parse(&c, "slots:0", &w), 1);
+    ck_assert_int_eq(parse(&c, "unwind_threads:1025", &w), 1);
+    ck_assert_int_eq(parse(&c, "unwind_threads:-1", &w), 1);
+    ck_assert_int_eq(c.unwind_threads, 16);
     ck_assert_int_eq(parse(&c, "seed:-1", &w), 1);
     ck_assert_int_eq(parse(&c, "seed:9223372036854775808", &w), 1);
     ck_assert_int_eq(c.seed, 0);
