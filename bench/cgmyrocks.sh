@@ -119,25 +119,4 @@ echo "# $(mariadbd --version 2>/dev/null | sed 's/^.*Ver //'); sysbench oltp_poi
 echo "# 1 connection; inside do_command only; ($long - $short queries) / $((long - short)) after 3000 to warm up"
 echo "# ratio: bare / run, queries per instruction against the same backend bare"
 printf '%-9s %-20s %12s %8s %8s\n' backend run "instr/query" added ratio
-for b in $backends; do
-    case $b in
-    glibc) bare="" ;;
-    jemalloc) bare="$libdir/libjemalloc.so.2" ;;
-    tcmalloc) bare="$libdir/libtcmalloc_minimal.so.4" ;;
-    esac
-    x=$(per_query "$bare" "") || exit 1
-    printf '%-9s %-20s %12s %8s %8s\n' $b bare "$x" "" ""
-    rec="backend:$b,record:on,shm_dir:$W/shm,seed:1"
-    for run in off untracked stacks:0 default; do
-        case $run in
-        off) c="backend:$b,record:off" ;;
-        untracked) c="$rec,sample:1073741824" ;;
-        stacks:0) c="$rec,stacks:0" ;;
-        default) c="$rec" ;;
-        esac
-        y=$(per_query "$shim" "$c") || exit 1
-        printf '%-9s %-20s %12s %8s %8s\n' $b "shim ($run)" "$y" \
-            "$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%+d", y - x }')" \
-            "$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%.4f", x / y }')"
-    done
-done
+cg_table per_query

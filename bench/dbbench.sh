@@ -66,11 +66,7 @@ echo "# readrandom, $threads threads, ${secs} s per run, block cache $((cache / 
 echo "# ratio: ops/s against the same backend bare; RSS/cache: peak RSS (VmHWM) / block cache"
 printf '%-9s %-16s %10s %24s %22s\n' backend run "ops/s" "ratio to bare" "peak RSS/cache"
 for b in $backends; do
-    case $b in
-    glibc) bare="" ;;
-    jemalloc) bare="$libdir/libjemalloc.so.2" ;;
-    tcmalloc) bare="$libdir/libtcmalloc_minimal.so.4" ;;
-    esac
+    bare=$(bare_lib $b)
     labels="bare ${RUNS:-shim shim1}"
     [ -z "${RUNS:-}" ] && [ "$b" = glibc ] && [ "${HEAPTRACK:-1}" = 1 ] && command -v heaptrack >/dev/null && labels="$labels heaptrack"
     for l in $labels; do rm -f "$W/$l"; done   # each backend's rounds alone

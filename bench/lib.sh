@@ -33,3 +33,37 @@ header() {
     echo "# mallocshim $1: $(date -u +%Y-%m-%dT%H:%MZ)"
     echo "# machine: $(nproc) cores, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(uname -r)"
 }
+
+# bare_lib BACKEND: what to preload to run BACKEND bare (nothing for glibc).
+# Needs $libdir.
+bare_lib() {
+    case $1 in
+    jemalloc) echo "$libdir/libjemalloc.so.2" ;;
+    tcmalloc) echo "$libdir/libtcmalloc_minimal.so.4" ;;
+    esac
+}
+
+# cg_table PER: the rows of an instruction count's table (bench/cgdbbench.sh,
+# bench/cgmyrocks.sh): for each backend in $backends, bare, then the shim
+# with record:off, untracked (sample:2^30), stacks:0 and the default
+# sampling, each counted by `PER PRELOAD CONF` (a number per unit of work),
+# with what the shim adds and bare / run. Needs $shim, $libdir and $W/shm.
+cg_table() {
+    for b in $backends; do
+        x=$($1 "$(bare_lib $b)" "") || exit 1
+        printf '%-9s %-20s %12s %8s %8s\n' $b bare "$x" "" ""
+        rec="backend:$b,record:on,shm_dir:$W/shm,seed:1"
+        for run in off untracked stacks:0 default; do
+            case $run in
+            off) c="backend:$b,record:off" ;;
+            untracked) c="$rec,sample:1073741824" ;;
+            stacks:0) c="$rec,stacks:0" ;;
+            default) c="$rec" ;;
+            esac
+            y=$($1 "$shim" "$c") || exit 1
+            printf '%-9s %-20s %12s %8s %8s\n' $b "shim ($run)" "$y" \
+                "$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%+d", y - x }')" \
+                "$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%.4f", x / y }')"
+        done
+    done
+}
