@@ -15,8 +15,8 @@
  * SLOW_CAPTURES stacks (a hot one) moves to libunwind if fewer than
  * `fast_max` threads are on it (the key unwind_threads, 16 by default; the
  * thread that starts the shim is the first); one that finds them all taken
- * tries again SLOW_CAPTURES stacks later. unwind_threads:0 loads no
- * libunwind. A thread gives its place back on its way out
+ * tries again SLOW_CAPTURES stacks later (unwind_threads:0 loads no
+ * libunwind). A thread gives its place back on its way out
  * (stack_thread_exit). Both give the same frames (the return addresses), so
  * a call site's stack is one entry whichever took it.
  *
@@ -24,8 +24,8 @@
  * program has registered unwind tables of its own (__register_frame and its
  * kin: JIT compilers): an allocation made there would deadlock in it. guard.c
  * wraps those calls, and from the first one on every stack is libunwind's
- * (with its cache in every thread that takes one: no bound of fast_max then), or,
- * where libunwind is not in use, stacks stop. A program that calls them
+ * (with its cache in every thread that takes one: no bound of fast_max
+ * then), or, where libunwind is not in use, stacks stop. A program that calls them
  * through a handle of its own on libgcc_s (dlsym(handle, ...)), or from a
  * library opened with RTLD_DEEPBIND, is not seen.
  * Only the tracked path (about 1 in `sample` allocations) comes here. */
@@ -439,9 +439,9 @@ static int gcc_backtrace(void **buffer, int size)
 static int own_seen;
 
 /* libunwind's unw_backtrace, called as gcc_backtrace is, inline in
- * stack_capture. Where the stack
- * began with more of the shim's frames than own_seen and was cut short, it
- * is taken again with room for them (once per new most). */
+ * stack_capture. Where the stack began with more of the shim's frames than
+ * own_seen and was cut short, it is taken again with room for them (once
+ * per new most). */
 static inline __attribute__((always_inline)) int fast_backtrace(void **buffer, int size)
 {
     int own = __atomic_load_n(&own_seen, __ATOMIC_RELAXED);
