@@ -1,7 +1,9 @@
 #!/bin/sh
 # stacks.sh: call sites. A program with known call sites (t/integration/sites)
 # under each backend: shimdump --stacks names its functions, with their exact
-# sizes and counts (sample:1), in age order, in text and JSON; a saved JSON
+# sizes and counts (sample:1), in age order, in text and JSON; a stack
+# deeper than stacks:16 keeps its 16 innermost frames under either unwinder;
+# unwind_threads:1 and :0 keep a second thread on libgcc's; a saved JSON
 # keeps the names; a stripped copy, a dead process and a replaced binary
 # give graceful output; stacks:0 has none; a program that closes libunwind's
 # descriptors keeps running; and under db_bench the top long-lived site is in
