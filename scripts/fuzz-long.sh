@@ -122,14 +122,14 @@ echo "fuzz-long: $total inputs in $secs s on $CPUS CPUs (seeds 1..$CPUS), no cra
 # Coverage of the readers (the driver's own code and the views aside).
 echo "fuzz-long: coverage (gcov: lines, branches taken at least once)"
 for s in $srcs; do
-    case "$s" in t/fuzz/*|tools/view.c) continue ;; esac
+    case "$s" in t/fuzz/*|tools/cli/view.c) continue ;; esac
     b=$(basename "$s" .c)
     (cd "$W/obj" && gcov -b -n -o "$W/obj" "$PWD/$s" 2>/dev/null) |
         awk -v f="$s" '/^File .*'"$b"'\.c/ { hit = 1 } hit && /^Lines executed/ { l = $2 " of " $4 }
                        hit && /^Taken at least once/ { t = $4 " of " $6; print "  " f ": lines " l ", branches " t; exit }'
 done
-(cd "$W/obj" && gcov -n -o "$W/obj" "$PWD/tools/view.c" 2>/dev/null) |
-    awk '/^File .*view\.c/ { hit = 1 } hit && /^Lines executed/ { print "  tools/view.c (the views): lines " $2 " of " $4; exit }'
+(cd "$W/obj" && gcov -n -o "$W/obj" "$PWD/tools/cli/view.c" 2>/dev/null) |
+    awk '/^File .*view\.c/ { hit = 1 } hit && /^Lines executed/ { print "  tools/cli/view.c (the views): lines " $2 " of " $4; exit }'
 
 # The trace reader and shimreplay's planner (t/fuzz/fuzz_trace.c), with
 # their own driver the same way: TRACE_RUNS inputs (RUNS / 4 by default).
@@ -166,7 +166,7 @@ if grep -q '#define HAVE_ZSTD 1' config.h; then
     fi
     total=$(cat "$W"/trace*.out | sed -n 's/^trace_driver: \([0-9]*\) inputs.*/\1/p' | awk '{ s += $1 } END { print s }')
     echo "fuzz-long: traces: $total inputs in $secs s on $CPUS CPUs (seeds 1..$CPUS), no crash, no sanitizer report"
-    for s in src/trace.c src/traceread.c tools/replayplan.c; do
+    for s in src/trace.c src/traceread.c tools/replay/replayplan.c; do
         b=$(basename "$s" .c)
         (cd "$W/tobj" && gcov -b -n -o "$W/tobj" "$PWD/$s" 2>/dev/null) |
             awk -v f="$s" '/^File .*'"$b"'\.c/ { hit = 1 } hit && /^Lines executed/ { l = $2 " of " $4 }

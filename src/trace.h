@@ -27,7 +27,7 @@
  * - A thread's chunks appear in the file in the order of its events, and
  *   chunk `seq` numbers count 0, 1, 2... over the file. A reader merging
  *   the threads holds one chunk of each at once (at most 1 GiB in all,
- *   tools/replayplan.c): a few thousand events a chunk (4096: 160 KiB)
+ *   tools/replay/replayplan.c): a few thousand events a chunk (4096: 160 KiB)
  *   keeps that small.
  * - t_ns is CLOCK_MONOTONIC minus the header's start_mono_ns, read by the
  *   calling thread: before the allocator is called, for a free; after it

@@ -1,5 +1,5 @@
 /* fuzz_trace: the fuzz target of the trace reader (src/traceread.c) and of
- * shimreplay's planner (tools/replayplan.c). Whatever the input, reading
+ * shimreplay's planner (tools/replay/replayplan.c). Whatever the input, reading
  * must give an error code or a trace whose plan holds: never a crash, a
  * hang or a read out of bounds. A plan is then checked as the replay would
  * run it: its tables pass plan_check; a simulated replay (the threads run

@@ -1,4 +1,4 @@
-/* Unit tests of tools/htmlhist.c: the history that shimdump --html draws,
+/* Unit tests of tools/page/htmlhist.c: the history that shimdump --html draws,
  * merged from hand-built dumps' series and tiers, checked to the value. */
 #include "config.h"
 

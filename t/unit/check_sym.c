@@ -1,4 +1,4 @@
-/* Unit tests of tools/sym.c: names of this process's own functions, C++
+/* Unit tests of tools/dump/sym.c: names of this process's own functions, C++
  * demangling, build id checks, debug files, and no crash on any file; with
  * libdw, the file and line of a call, from its own DWARF, a debug file or
  * compressed sections, within the bounds, and dwz's supplementary files. */

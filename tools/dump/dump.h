@@ -199,7 +199,7 @@ void dump_write_json_schema(FILE *f);
 int dump_fine_tier(struct dump *d, uint64_t dropped);
 
 /* Names the frames of d's stacks from the ELF symbols of the objects the
- * process had mapped (tools/sym.c), and in a build with libdw gives them
+ * process had mapped (tools/dump/sym.c), and in a build with libdw gives them
  * their source file and line where an object has DWARF, reading files under
  * `root` first when it is non-NULL ("/proc/PID/root" for a live process).
  * Frames already named are kept. A build without libelf only places each
