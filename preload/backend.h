@@ -45,9 +45,13 @@ struct backend_ops {
     int (*info)(int options, FILE *fp);
     /* Writes the backend's version ("2.36", "5.3.0-0-g…") into buf. */
     void (*version)(char *buf, size_t len);
-    /* Fills the backend's own statistics, as seg.h's seg_backend_stats
-     * describes for each backend. Called by the sampler thread only. */
-    void (*snapshot)(struct seg_backend_stats *out);
+    /* Fills the backend's own statistics a..f, as seg.h's
+     * seg_backend_stats describes for each backend (not t_ns and live_lo,
+     * the sampler's). `full` 0 lets a backend keep a figure that costs a
+     * second walk and can change only when a thread comes (glibc's arena
+     * count) from its last full snapshot. Called by the sampler thread
+     * only. */
+    void (*snapshot)(struct seg_backend_stats *out, int full);
     int id;   /* enum seg_backend_id */
 };
 

@@ -109,7 +109,10 @@ static ssize_t count_heaps(void *cookie, const char *buf, size_t n)
     return (ssize_t)n;
 }
 
-static void glibc_snapshot(struct seg_backend_stats *out)
+/* The arena count of the last full snapshot (sampler thread only). */
+static uint64_t arenas_counted;
+
+static void glibc_snapshot(struct seg_backend_stats *out, int full)
 {
     struct mallinfo2 m = glibc_mallinfo2();
     struct heap_counter hc = { 0, 0 };
@@ -121,12 +124,12 @@ static void glibc_snapshot(struct seg_backend_stats *out)
     out->c = m.fordblks;
     out->d = m.keepcost;
     out->e = m.uordblks;
-    out->f = 0;
-    if (libc_info && (f = fopencookie(&hc, "w", io)) != NULL) {
+    if (full && libc_info && (f = fopencookie(&hc, "w", io)) != NULL) {
         libc_info(0, f);
         fclose(f);
-        out->f = hc.heaps;
+        arenas_counted = hc.heaps;
     }
+    out->f = arenas_counted;
 }
 
 static void glibc_version(char *buf, size_t len)

@@ -156,8 +156,9 @@ static int je_info(int options, FILE *fp)
     return backend_info_xml(fp, options, "jemalloc", version, names, v, 6);
 }
 
-static void je_snapshot(struct seg_backend_stats *out)
+static void je_snapshot(struct seg_backend_stats *out, int full)
 {
+    (void)full;
     je_refresh();
     out->a = je_stat("stats.allocated");
     out->b = je_stat("stats.active");

@@ -49,8 +49,9 @@ static struct mallinfo2 tc_mallinfo2(void)
     return m;
 }
 
-static void tc_snapshot(struct seg_backend_stats *out)
+static void tc_snapshot(struct seg_backend_stats *out, int full)
 {
+    (void)full;
     out->a = tc_prop("generic.current_allocated_bytes");
     out->b = tc_prop("generic.heap_size");
     out->c = tc_prop("tcmalloc.pageheap_free_bytes");

@@ -362,6 +362,21 @@ static inline void count_free(struct seg_counters *cls, unsigned c, size_t usabl
     own_add(&k->frees, 1);
 }
 
+/* Takes back count_free's count (a realloc that failed): the counter
+ * slot's owner at once, so seg.h's one exception to the counters' growing
+ * applies. */
+static void uncount_free(struct seg_counters *cls, unsigned c, size_t usable)
+{
+    struct seg_counters *k = &cls[c];
+    if (unlikely(cls == overflow->cls)) {
+        __atomic_fetch_sub(&k->frees, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_sub(&k->usable_free, usable, __ATOMIC_RELAXED);
+        return;
+    }
+    own_add(&k->frees, (uint64_t)-1);
+    own_add(&k->usable_free, (uint64_t)0 - usable);
+}
+
 /* Counts the free of p (usable size u) and ends its tracking if it was
  * tracked. */
 static void on_free_u(void *p, size_t u)
@@ -459,10 +474,16 @@ static int untrack_take(const void *p, struct seg_track *out)
 /* A realloc ends the old block (its class, its usable size, its lifetime if
  * tracked) and begins the new one. The old block is untracked before the
  * call, so that its address, once free, cannot be tracked again by another
- * thread before we are done with it; a failed realloc puts it back. */
+ * thread before we are done with it; a failed realloc puts it back. Its
+ * free is counted before the call too, and taken back if the call fails,
+ * so that the counted live bytes never hold a block the backend has
+ * already let go (seg.h: the backend's in-use figure is at least live_lo):
+ * the new block is counted after, as every block is but malloc's
+ * (rec_malloc_table), which counts before. */
 static void *rec_realloc(void *p, size_t n)
 {
     struct seg_track e;
+    struct seg_counters *cls;
     size_t ou;
     int was;
     void *q;
@@ -471,13 +492,15 @@ static void *rec_realloc(void *p, size_t n)
         return rec_malloc(n);
     ou = hot.usable(p);
     was = untrack_take(p, &e);
+    cls = my_cls();
+    count_free(cls, sizeclass_of(ou), ou);
     q = be->realloc(p, n);
     if (q == NULL && n != 0) {
+        uncount_free(cls, sizeclass_of(ou), ou);
         if (was)
             untrack_undo(p, &e);
         return NULL;
     }
-    count_free(my_cls(), sizeclass_of(ou), ou);
     if (was)
         untrack_finish(p, &e);
     if (q != NULL)

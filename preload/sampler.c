@@ -150,9 +150,62 @@ static void history_add(const struct seg_sample *smp)
     }
 }
 
+/* The backend's statistics are due again BE_CPU_SHARE times as long after
+ * the last snapshot as it took of the sampler's CPU time (glibc's walk
+ * every free chunk of every arena, each arena locked while it is walked),
+ * so that they cost at most 1/BE_CPU_SHARE of a CPU; and after BE_AGE_MAX
+ * passes whatever they cost, so that the figures shown are never older
+ * than that. Measured in CPU time, not wall time: on a busy host a
+ * snapshot preempted midway took 40 ms of wall time for 1 ms of work, and
+ * froze the figures for 20 s. */
+#define BE_CPU_SHARE 100
+#define BE_AGE_MAX 5
+
+static long program_threads(void);
+
+/* Fills *out with the backend's statistics: taken now when due (above),
+ * else the last ones, as of their own time. sum holds the counters summed
+ * just before (sample_once), for the floor under live bytes (seg.h, struct
+ * seg_backend_stats). Sampler thread only. */
+static void backend_stats(struct seg_backend_stats *out, const struct seg_counters *sum)
+{
+    static struct seg_backend_stats last;
+    static struct seg_counters after[SIZECLASS_COUNT];
+    static uint64_t due, threads_counted;   /* due: CLOCK_MONOTONIC */
+    static unsigned passes;   /* since the last snapshot */
+
+    if (last.t_ns != 0 && clock_ns(CLOCK_MONOTONIC) < due && ++passes < BE_AGE_MAX) {
+        *out = last;
+        return;
+    }
+    /* glibc counts its arenas with malloc_info, a second walk of them all;
+     * an arena is made only for a thread's first allocation (or when one
+     * fails for want of memory), so the count is taken again only when a
+     * thread has come since. */
+    uint64_t threads = __atomic_load_n(&seg->threads_seen, __ATOMIC_RELAXED);
+    uint64_t t_ns = clock_ns(CLOCK_REALTIME), cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    be->snapshot(&last, last.t_ns == 0 || threads != threads_counted);
+    threads_counted = threads;
+    seg_sum(seg, &geo, after);
+    uint64_t cpu1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t alloc = 0, freed = 0;
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+        alloc += sum[c].usable_alloc;
+        freed += after[c].usable_free;
+    }
+    long nthreads = program_threads();
+    uint64_t flight = (uint64_t)(nthreads > 0 ? nthreads : 1) * SEG_INFLIGHT_BYTES;
+    last.live_lo = alloc > freed + flight ? alloc - freed - flight : 0;
+    last.t_ns = t_ns;
+    due = clock_ns(CLOCK_MONOTONIC) + (cpu1 - cpu0) * BE_CPU_SHARE;
+    passes = 0;
+    *out = last;
+}
+
 static void sample_once(void)
 {
     static struct seg_counters sum[SIZECLASS_COUNT];
+    static struct seg_tracked trk[SIZECLASS_COUNT];
     static uint64_t age[SIZECLASS_COUNT][LIFEBUCKET_COUNT];
     static char text[4096];
     struct seg_sample smp;
@@ -167,44 +220,33 @@ static void sample_once(void)
 
     memset(&smp, 0, sizeof smp);
     smp.t_ns = clock_ns(CLOCK_REALTIME);
-    seg_sum(seg, &geo, sum);
+    seg_sum_classes(seg, &geo, sum, trk);
+    int exact = seg_req_exact(seg, &geo);
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
-        int exact;
         smp.live_count += sum[c].allocs - sum[c].frees;
         smp.live_usable += sum[c].usable_alloc - sum[c].usable_free;
-        smp.live_req += seg_live_req_class(seg, &geo, &sum[c], c, &exact);
+        smp.live_req += sum[c].allocs != sum[c].frees ? seg_live_req(&sum[c], &trk[c], exact) : 0;
         smp.allocs += sum[c].allocs;
         smp.frees += sum[c].frees;
         smp.req_bytes += sum[c].req_bytes;
     }
     /* /proc/self/status is cheap; smaps_rollup walks every mapping (80 ms per
      * 8 GiB of 4 KiB pages), so the huge-page figure is refreshed only every
-     * 30th pass. */
-    static uint64_t huge;
+     * 30th pass, and carries its own time. */
+    static uint64_t huge, huge_ns;
     static unsigned pass;
     if (read_proc("/proc/self/status", text, sizeof text)) {
         smp.rss = proc_field_kb(text, "VmRSS");
         smp.rss_anon = proc_field_kb(text, "RssAnon");
         smp.vsz = proc_field_kb(text, "VmSize");
     }
-    if (pass++ % 30 == 0 && read_proc("/proc/self/smaps_rollup", text, sizeof text))
+    if (pass++ % 30 == 0 && read_proc("/proc/self/smaps_rollup", text, sizeof text)) {
         huge = proc_field_kb(text, "AnonHugePages");
-    smp.rss_huge = huge;
-    /* The backend's own statistics. glibc's walk every free chunk of every
-     * arena, each arena locked while it is walked (mallinfo2 and malloc_info
-     * took 7-11 ms each on a 540 MiB heap with 230 MiB free), so the next
-     * snapshot waits 500 times as long as this one took: at most 0.2% of
-     * the time in them (every pass while one takes under interval_ms/500),
-     * and the last one's figures in between. */
-    static struct seg_backend_stats be_last;
-    static uint64_t be_next;
-    uint64_t be_t0 = clock_ns(CLOCK_MONOTONIC);
-    if (be_t0 >= be_next) {
-        be->snapshot(&be_last);
-        uint64_t be_t1 = clock_ns(CLOCK_MONOTONIC);
-        be_next = be_t1 + (be_t1 - be_t0) * 500;
+        huge_ns = smp.t_ns;
     }
-    smp.backend = be_last;
+    smp.rss_huge = huge;
+    smp.rss_huge_ns = huge_ns;
+    backend_stats(&smp.backend, sum);
     if (with_stacks) {
         stack_refresh_objects();
         stack_check_fds();

@@ -49,6 +49,7 @@ for run in $runs; do
     tools/shimdump --json "$W/shm/mallocshim.$pid" >"$W/sd.$n"
     tools/shimdump "$W/shm/mallocshim.$pid" >"$W/view.$n"
     tools/shimdump --stacks --top=2 --frames=3 "$W/shm/mallocshim.$pid" >"$W/stacks.$n"
+    tools/shimdump --check "$W/shm/mallocshim.$pid" >"$W/check.$n" || true
     kill "$pid"
     wait "$pid" 2>/dev/null || true
     pid=
@@ -81,6 +82,8 @@ for run in $runs; do
     echo
     echo "=== $run: shimdump's waterfall, read while bcsim held its cache"
     sed -n '/^WHERE THE MEMORY GOES/,/^$/p' "$W/view.$n" | sed '/^$/d'
+    # every figure checked against the invariants (shimdump --check)
+    sed 's/^pid [0-9]* (bcsim): /  shimdump --check: /' "$W/check.$n"
 done
 echo
 echo "=== which code holds the live bytes (shimdump --stacks, the glibc run; trimmed)"

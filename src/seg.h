@@ -20,8 +20,9 @@
  *   thread, each counter with one whole 8-byte store (an add to memory, in
  *   program order: a class's allocs or frees last). The counters only grow,
  *   but for one case: the owner may at once take back its last count of a
- *   malloc whose backend call failed (allocs first): a reader may see such
- *   a block counted meanwhile, as it may see any allocation under way. So a
+ *   malloc, or of a realloc's free, whose backend call failed (allocs or
+ *   frees first): a reader may see such a count meanwhile, as it may see
+ *   any call under way. So a
  *   reader that reads a class's six counters twice and finds them equal
  *   has a consistent snapshot of that class (a double collect,
  *   src/segread.c). The overflow slot takes atomic adds; the same read
@@ -58,7 +59,7 @@
 #include "sizeclass.h"
 
 #define SEG_MAGIC   0x314d48534c4c414dULL   /* "MALLSHM1" */
-#define SEG_VERSION 4u
+#define SEG_VERSION 5u
 
 #define SEG_SLOTS_DEFAULT   128u
 #define SEG_CSLOTS_DEFAULT  3968u           /* with the slots: 4096 threads */
@@ -162,10 +163,26 @@ enum seg_backend_id { SEG_BACKEND_GLIBC = 0, SEG_BACKEND_JEMALLOC = 1, SEG_BACKE
  *             e = retained, f = metadata (after an epoch refresh)
  *   tcmalloc: a = generic.current_allocated_bytes, b = generic.heap_size,
  *             c = tcmalloc.pageheap_free_bytes,
- *             d = tcmalloc.pageheap_unmapped_bytes */
+ *             d = tcmalloc.pageheap_unmapped_bytes
+ * The sampler takes them less often than it samples when they are costly
+ * (preload/sampler.c says how often), and each sample carries the latest:
+ * t_ns says when they were taken (CLOCK_REALTIME; 0: not yet).
+ * live_lo is a floor under the program's live usable bytes at that moment:
+ * the usable bytes of allocations counted before the snapshot began, less
+ * those of frees counted by its end, less one block (or one transfer of a
+ * thread cache) in flight per program thread, SEG_INFLIGHT_BYTES each (a
+ * malloc is counted just before the backend's call when its usable size
+ * comes from the request). Every backend counts each live block at no less
+ * than its usable size, so the allocator's in-use figure is at least
+ * live_lo (glibc: uordblks + hblkhd; jemalloc: allocated; tcmalloc:
+ * current_allocated_bytes): an invariant shimdump --check holds it to. */
 struct seg_backend_stats {
     uint64_t a, b, c, d, e, f;
+    uint64_t t_ns;
+    uint64_t live_lo;
 };
+
+#define SEG_INFLIGHT_BYTES 65536u   /* per program thread, in live_lo */
 
 /* One time-series snapshot, written by the sampler thread. */
 struct seg_sample {
@@ -179,9 +196,12 @@ struct seg_sample {
     uint64_t req_bytes;        /* cumulative bytes requested */
     uint64_t rss;              /* bytes */
     uint64_t rss_anon;
-    uint64_t rss_huge;         /* AnonHugePages */
+    uint64_t rss_huge;         /* AnonHugePages, as of rss_huge_ns */
     uint64_t vsz;
-    struct seg_backend_stats backend;
+    uint64_t rss_huge_ns;      /* CLOCK_REALTIME when rss_huge was read (smaps_rollup,
+                                  read less often: sampler.c); 0: not yet */
+    uint64_t reserved;
+    struct seg_backend_stats backend;   /* as of backend.t_ns */
 };
 
 /* The time series: a ring of `series_cap` samples; entry i % cap holds
@@ -440,9 +460,9 @@ _Static_assert(sizeof(struct seg_cslot) == 4096, "a counter slot is one page");
 _Static_assert(sizeof(struct seg_slot) % 64 == 0, "seg_slot keeps slots on their own cache lines");
 _Static_assert(offsetof(struct seg_slot, cls) == 64, "seg_slot header is one cache line");
 _Static_assert(sizeof(struct seg_tracked) == 8 * (6 + LIFEBUCKET_COUNT), "seg_tracked layout");
-_Static_assert(sizeof(struct seg_sample) == 8 * 18, "seg_sample layout");
+_Static_assert(sizeof(struct seg_sample) == 8 * 22, "seg_sample layout");
 _Static_assert(sizeof(struct seg_event) == 48, "seg_event layout");
-_Static_assert(sizeof(struct seg_point) == 192, "seg_point layout");
+_Static_assert(sizeof(struct seg_point) == 224, "seg_point layout");
 _Static_assert(sizeof(struct seg_history) == 64, "history layout");
 _Static_assert(sizeof(struct seg_track) == 40, "seg_track layout");
 _Static_assert(sizeof(struct seg_stack) % 64 == 0 && sizeof(struct seg_stacks) == 64, "stack table layout");

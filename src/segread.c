@@ -123,6 +123,82 @@ static int sum_slots(const void *base, const struct seg_header *h, size_t off, s
     return EAGAIN;
 }
 
+/* Adds a slot's class c, its counters at cls and its tracked figures at
+ * trk (NULL: a counter slot, which has none), read together: one double
+ * collect over both, so that they are as of one moment. */
+static int collect_class(const struct seg_counters *cls, const struct seg_tracked *trk,
+                         struct seg_counters *sum, struct seg_tracked *t)
+{
+    enum { WC = sizeof *cls / 8, WT = sizeof *trk / 8 };
+    uint64_t a[WC + WT], b[WC + WT];
+    size_t n = trk ? WC + WT : WC;
+    int same = 0;
+    for (int i = 0; i < RETRIES && !same; i++) {
+        for (size_t k = 0; k < WC; k++)
+            b[k] = __atomic_load_n((const uint64_t *)cls + k, __ATOMIC_ACQUIRE);
+        for (size_t k = WC; k < n; k++)
+            b[k] = __atomic_load_n((const uint64_t *)trk + (k - WC), __ATOMIC_ACQUIRE);
+        same = i > 0 && memcmp(a, b, n * 8) == 0;
+        memcpy(a, b, n * 8);
+    }
+    for (size_t k = 0; k < WC; k++)
+        ((uint64_t *)sum)[k] += a[k];
+    for (size_t k = WC; k < n; k++)
+        ((uint64_t *)t)[k - WC] += a[k];
+    return same ? 0 : EAGAIN;
+}
+
+int seg_sum_classes(const void *base, const struct seg_header *h,
+                    struct seg_counters sum[SIZECLASS_COUNT], struct seg_tracked trk[SIZECLASS_COUNT])
+{
+    const struct seg_slot *slots = at(base, h->off_slots);
+    const struct seg_slot *overflow = at(base, h->off_overflow);
+    const struct seg_slot *retired = at(base, h->off_retired);
+    int rc = 0;
+
+    for (int attempt = 0; attempt < RETRIES; attempt++) {
+        uint64_t r0 = __atomic_load_n(&retired->seq, __ATOMIC_ACQUIRE);
+        if (r0 & 1)
+            continue;
+        memset(sum, 0, sizeof(struct seg_counters) * SIZECLASS_COUNT);
+        memset(trk, 0, sizeof(struct seg_tracked) * SIZECLASS_COUNT);
+        rc = 0;
+        for (uint32_t i = 0; i < h->nslots; i++) {
+            if (__atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE) != SEG_SLOT_LIVE)
+                continue;
+            for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
+                rc |= collect_class(&slots[i].cls[c], &slots[i].trk[c], &sum[c], &trk[c]);
+        }
+        /* The overflow slot holds the tracked figures of the threads in
+         * counter slots: read after their counters, every allocation it
+         * tracks was counted by then (a count comes first); a free counted
+         * in between can still leave the tracked bytes above the counted
+         * ones, which seg_live_req holds to them. */
+        if (h->ncslots) {
+            const struct seg_cstate *cst = at(base, h->off_cstate);
+            const struct seg_cslot *cs = at(base, h->off_cslots);
+            uint64_t high = __atomic_load_n(&((const struct seg_header *)base)->cslots_high,
+                                            __ATOMIC_ACQUIRE);
+            if (high > h->ncslots)
+                high = h->ncslots;
+            for (uint64_t i = 0; i < high; i++) {
+                if (__atomic_load_n(&cst[i].state, __ATOMIC_ACQUIRE) != SEG_SLOT_LIVE)
+                    continue;
+                for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
+                    rc |= collect_class(&cs[i].cls[c], NULL, &sum[c], &trk[c]);
+            }
+        }
+        for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+            rc |= collect_class(&overflow->cls[c], &overflow->trk[c], &sum[c], &trk[c]);
+            rc |= collect_class(&retired->cls[c], &retired->trk[c], &sum[c], &trk[c]);
+        }
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&retired->seq, __ATOMIC_RELAXED) == r0)
+            return rc ? EAGAIN : 0;
+    }
+    return EAGAIN;
+}
+
 int seg_sum(const void *base, const struct seg_header *h, struct seg_counters out[SIZECLASS_COUNT])
 {
     memset(out, 0, sizeof(struct seg_counters) * SIZECLASS_COUNT);
@@ -152,8 +228,11 @@ uint64_t seg_live_req(const struct seg_counters *sum, const struct seg_tracked *
     uint64_t tl = t->allocs - t->frees, treq = t->req_alloc - t->req_free;
     unsigned __int128 v;
 
+    /* A block never holds more than its usable size: a sum whose parts were
+     * read at other moments (the tracked figures of threads in counter
+     * slots, kept in the overflow slot) is held to that too. */
     if (exact)
-        return treq;
+        return treq > live_usable ? live_usable : treq;
     if (live == 0)
         return 0;
     /* live * (mean request of the tracked live blocks), without overflow:
@@ -182,12 +261,4 @@ double seg_req_stderr(double live, double n, double s1, double s2, uint64_t live
     return live * sqrt((var > 0 ? var : 0) / n * fpc);
 }
 
-uint64_t seg_live_req_class(const void *base, const struct seg_header *h,
-                            const struct seg_counters *sum, unsigned c, int *exact)
-{
-    struct seg_tracked t;
 
-    seg_read_tracked(base, h, c, &t);
-    *exact = seg_req_exact(base, h);
-    return seg_live_req(sum, &t, *exact);
-}

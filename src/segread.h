@@ -19,18 +19,20 @@
  * be read. Never blocks, never allocates. */
 int seg_sum(const void *base, const struct seg_header *h, struct seg_counters out[SIZECLASS_COUNT]);
 
-/* Live requested bytes of class c: exact when the segment says so
- * (SEG_F_EXACT_REQ and nothing dropped), else live blocks times the mean
- * requested size of the tracked live blocks of that class (see
- * seg_live_req). *exact is set to 1 or 0. */
-uint64_t seg_live_req_class(const void *base, const struct seg_header *h,
-                            const struct seg_counters *sum, unsigned c, int *exact);
+/* Sums each class's counters and its tracked figures over the slots, as
+ * seg_sum does, reading each slot's two together (one double collect over
+ * both), so that they are as of one moment per slot: with sample:1 every
+ * live block's request is then in trk exactly when its usable size is in
+ * sum. Returns 0 or EAGAIN as seg_sum does. Never blocks, never
+ * allocates. */
+int seg_sum_classes(const void *base, const struct seg_header *h,
+                    struct seg_counters sum[SIZECLASS_COUNT], struct seg_tracked trk[SIZECLASS_COUNT]);
 
 /* Live requested bytes of a class from its sums: the tracked live
  * requested bytes when `exact`, else the class's live blocks times the mean
  * requested size of its tracked live blocks or, when none of them is
  * tracked, the mean requested size of all its allocations; at most its live
- * usable bytes. Pure; safe on any values. */
+ * usable bytes, exact or not. Pure; safe on any values. */
 uint64_t seg_live_req(const struct seg_counters *sum, const struct seg_tracked *t, int exact);
 
 /* The standard error, in bytes, of a class's estimate `est` of its live

@@ -39,7 +39,7 @@ def delta(c, key):
 def hist_delta(c, key):
     old = {h["le_ns"]: h["count"] for h in b[c][key]} if c in b else {}
     return {h["le_ns"]: h["count"] - old.get(h["le_ns"], 0) for h in r[c][key]}
-assert ready["format_version"] == 2 and ready["sampling"]["live_bytes"] == "exact", ready["sampling"]
+assert ready["format_version"] == 3 and ready["sampling"]["live_bytes"] == "exact", ready["sampling"]
 assert ready["state"] == "alive", ready["state"]
 # A lifetime in lo..hi (the holder's own bounds, widened by the 50 us that
 # lifeclock allows between the two clocks) lies in a bucket (prev, le] that
@@ -76,7 +76,7 @@ assert t["live_usable_bytes"] == sum(c["live_usable_bytes"] for c in ready["size
 assert ready["rss_bytes"] > 0 and len(ready["series"]) >= 1 and ready["backend_stats"], ready["rss_bytes"]
 EOF
 
-PROM_RE='^(# (HELP|TYPE) [a-z_]+ .+|[a-z_]+\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\} [0-9]+)$'
+PROM_RE='^(# (HELP|TYPE) [a-z_]+ .+|[a-z_]+\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\} [0-9]+(\.[0-9]+)?)$'
 
 for b in $(backends); do
     d="$TMP/$b"
@@ -132,8 +132,16 @@ for b in $(backends); do
     check "$SD" --dir "$d/shm" --prometheus "$pid" &&
         [ -z "$(grep -Ev "$PROM_RE" "$TMP/out")" ] &&
         grep -q "^mallocshim_up{pid=\"$pid\",comm=\"holder\",backend=\"$b\"} 1$" "$TMP/out" &&
-        grep -q "^mallocshim_live_bytes_exact{.*} 1$" "$TMP/out"
-    ok $? "$b: --prometheus is valid exposition text"
+        grep -q "^mallocshim_live_bytes_exact{.*} 1$" "$TMP/out" &&
+        ! grep -q ',le="' "$TMP/out"
+    ok $? "$b: --prometheus is valid exposition text, with no le label outside a histogram"
+    # Prometheus's own linter (Debian's prometheus package), where installed.
+    if command -v promtool >/dev/null; then
+        promtool check metrics <"$TMP/out" >"$TMP/lint" 2>&1
+        ok $? "$b: promtool check metrics finds nothing to say" || diag "$TMP/lint"
+    else
+        skip "$b: promtool check metrics" "promtool is not installed (Debian: prometheus)"
+    fi
     check "$SD" --dir "$d/shm" --events=100000 --no-follow "$pid" &&
         grep -Eq 'alloc +19.5 KiB' "$TMP/out" && grep -Eq 'free +19.5 KiB .* lived [0-9.]+ m?s$' "$TMP/out"
     ok $? "$b: --events shows allocs and frees with their lifetimes"
@@ -270,7 +278,7 @@ err_case 2 "--watch=0: give seconds" "a bad --watch value" --watch=0 1
 
 cp "$TMP/saved.seg" "$TMP/v9.seg"
 printf '\011' | dd of="$TMP/v9.seg" bs=1 seek=8 conv=notrunc 2>/dev/null
-err_case 4 "segment format version 9; this shimdump reads version 4" "a segment of another format version" "$TMP/v9.seg"
+err_case 4 "segment format version 9; this shimdump reads version 5" "a segment of another format version" "$TMP/v9.seg"
 head -c 1000000 "$TMP/saved.seg" >"$TMP/short.seg"
 err_case 5 "truncated segment: 1000000 bytes of" "a truncated segment" "$TMP/short.seg"
 cp "$TMP/saved.seg" "$TMP/bad.seg"
@@ -279,7 +287,7 @@ err_case 5 "corrupt segment" "a segment whose offsets disagree" "$TMP/bad.seg"
 # (its first byte never one that starts JSON, which shimdump would try to read)
 { printf '\001'; head -c 4095 /dev/urandom; } >"$TMP/noise.seg"
 err_case 5 "not a mallocshim segment" "a file that is not a segment" "$TMP/noise.seg"
-sed 's/"format_version": 2/"format_version": 9/' "$TMP/glibc/ready.json" >"$TMP/v9.json"
+sed 's/"format_version": 3/"format_version": 9/' "$TMP/glibc/ready.json" >"$TMP/v9.json"
 err_case 4 "JSON format_version 9" "a JSON snapshot of another version" "$TMP/v9.json"
 # A snapshot of JSON format 1 (before history) still reads: its series is
 # its history.
@@ -293,13 +301,34 @@ EOF2
 check "$SD" --json "$TMP/v1.json" && python3 - "$TMP/out" "$TMP/glibc/ready.json" <<'EOF2'
 import json, sys
 d, orig = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-assert d["format_version"] == 2, d["format_version"]
+assert d["format_version"] == 3, d["format_version"]
 h = d["history"]
 assert len(h) == 1 and h[0]["step_ms"] == d["interval_ms"], h
 assert [p["t_ns"] for p in h[0]["points"]] == [s["t"] for s in d["series"]] == [s["t"] for s in orig["series"]]
 assert all(p["samples"] == 1 and p["rss_bytes_min"] == p["rss_bytes_max"] == p["rss_bytes"] for p in h[0]["points"])
 EOF2
 ok $? "a JSON snapshot of format 1 (no history) reads, its series as its one tier"
+# A snapshot of JSON format 2 (before the figures' times) still reads: the
+# times it lacks are unknown, and no figure is said to be stale.
+python3 - "$TMP/glibc/ready.json" "$TMP/v2.json" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["format_version"] = 2
+del d["figures"], d["live_usable_bytes_high"]
+for s in [d] + d["series"] + [p for t in d["history"] for p in t["points"]]:
+    s.pop("rss_huge_ns", None)
+    del s["backend_stats"]["taken_ns"], s["backend_stats"]["live_usable_floor_bytes"]
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+EOF2
+check "$SD" --json "$TMP/v2.json" && python3 - "$TMP/out" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format_version"] == 3 and d["backend_stats"]["taken_ns"] == 0, d["backend_stats"]
+w = {s["step"]: s for s in d["figures"]["waterfall"]}
+assert w["alloc_in_use"]["age_ns"] is None and not w["alloc_in_use"]["stale"], w["alloc_in_use"]
+assert d["figures"]["invariants_failed"] == [], d["figures"]["invariants_failed"]
+EOF2
+ok $? "a JSON snapshot of format 2 reads; the figures' times it lacks are unknown, not stale"
 head -c 2000 "$TMP/glibc/ready.json" >"$TMP/cut.json"
 err_case 5 "not a shimdump JSON snapshot" "a cut JSON snapshot" "$TMP/cut.json"
 
@@ -318,7 +347,7 @@ else
     skip "a segment of another user: permission denied" "needs root and setpriv"
 fi
 
-check "$SD" --version && grep -q '^shimdump [0-9.]* (segment format 4, JSON format 2)$' "$TMP/out"
+check "$SD" --version && grep -q '^shimdump [0-9.]* (segment format 5, JSON format 3)$' "$TMP/out"
 ok $? "--version"
 check "$SD" --help && grep -q '^Exit status: 0 ok; 1 no such process' "$TMP/out"
 ok $? "--help documents the exit codes"

@@ -83,7 +83,7 @@ static size_t make_json(char **buf)
     for (size_t i = 0; i < d.nseries; i++) {
         d.series[i].t_ns = wild();
         d.series[i].rss = wild();
-        d.series[i].be[rnd() % 6] = wild();
+        d.series[i].be.v[rnd() % 6] = wild();
     }
     d.peak_rss = wild();
     f = open_memstream(buf, &len);

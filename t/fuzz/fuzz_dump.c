@@ -18,6 +18,7 @@
 
 #include "dump.h"
 #include "dumpmap.h"
+#include "prom.h"
 #include "view.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -92,7 +93,7 @@ static void render(struct dump *d)
     view_main(sink(), d, &o);
     view_diff(sink(), d, d, &o);
     view_list_row(sink(), d, &o);
-    view_prometheus(sink(), &one, 1);
+    prom_write(sink(), &one, 1);
     o.top = 64;
     o.frames = 64;
     o.long_bucket = 3;

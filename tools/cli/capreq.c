@@ -19,7 +19,7 @@
 
 #include "capctl.h"
 #include "dump.h"
-#include "view.h"
+#include "figfmt.h"
 
 /* The process's command, or "?". */
 static void comm_of(long pid, char *buf, size_t cap)
@@ -182,7 +182,7 @@ static void progress(FILE *f, const struct capctl_msg *m, const char *comm, long
     char b[32];
     fprintf(f, "\rcapturing pid %ld (%s): %.1f of %u s, %llu events, %s, %u threads, %llu "
             "dropped\033[K", pid, comm, (double)m->elapsed_ns / 1e9, m->seconds,
-            (unsigned long long)m->events, view_bytes(b, sizeof b, m->bytes), m->threads,
+            (unsigned long long)m->events, figfmt_bytes(b, sizeof b, m->bytes), m->threads,
             (unsigned long long)m->dropped);
     fflush(f);
 }
@@ -245,7 +245,7 @@ int capreq_run(long pid, unsigned seconds, const char *output, volatile sig_atom
     int tty = isatty(2);
     fprintf(stderr, "shimdump: capturing pid %ld (%s) for %u s into %s; starting heap %llu "
             "blocks, %s%s\n", pid, comm, seconds, output, (unsigned long long)m.start_blocks,
-            view_bytes(b1, sizeof b1, m.start_bytes), tty ? "; ^C ends it early" : "");
+            figfmt_bytes(b1, sizeof b1, m.start_bytes), tty ? "; ^C ends it early" : "");
     int asked = 0, answered = 0;
     uint64_t asked_at = 0, quiet = 0;
     for (;;) {
@@ -299,9 +299,9 @@ int capreq_run(long pid, unsigned seconds, const char *output, volatile sig_atom
     printf("%s: %llu events of %u threads in %.1f s%s; %s (%s/s); starting heap %llu blocks, %s\n",
            output, (unsigned long long)m.events, m.threads, secs,
            m.end < sizeof why / sizeof why[0] && why[m.end] ? why[m.end] : "",
-           view_bytes(b1, sizeof b1, m.bytes),
-           view_bytes(b2, sizeof b2, secs > 0 ? (uint64_t)((double)m.bytes / secs) : 0),
-           (unsigned long long)m.start_blocks, view_bytes(when, sizeof when, m.start_bytes));
+           figfmt_bytes(b1, sizeof b1, m.bytes),
+           figfmt_bytes(b2, sizeof b2, secs > 0 ? (uint64_t)((double)m.bytes / secs) : 0),
+           (unsigned long long)m.start_blocks, figfmt_bytes(when, sizeof when, m.start_bytes));
     if (m.dropped)
         printf("%s: %llu event%s dropped (%.2f%%): threads filled their buffers faster than "
                "they were written; the replay treats what they freed as blocks from before\n",

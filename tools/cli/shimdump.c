@@ -7,7 +7,10 @@
 #include "conf.h"
 #include "dump.h"
 #include "dumpmap.h"
+#include "figfmt.h"
+#include "figures.h"
 #include "html.h"
+#include "prom.h"
 #include "view.h"
 
 #include <ctype.h>
@@ -31,7 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
-enum mode { M_VIEW, M_LIST, M_WATCH, M_EVENTS, M_JSON, M_PROM, M_DIFF, M_CLEAN, M_HTML, M_CAPTURE };
+enum mode { M_VIEW, M_LIST, M_WATCH, M_EVENTS, M_JSON, M_PROM, M_DIFF, M_CLEAN, M_HTML, M_CAPTURE,
+             M_CHECK };
 
 static struct {
     enum mode mode;
@@ -51,6 +55,12 @@ static struct {
 } opt = { M_VIEW, "", 2.0, 20, 1, 0, -1, 0, 0, 5, 6, 1000000000ull, 0, 0, NULL };
 
 static volatile sig_atomic_t stop;
+
+/* SHIMDUMP_CHECK=1 in the environment: every snapshot read is held to the
+ * invariants (figures.h, fig_check), each failure a line on stderr, and
+ * shimdump exits DX_CHECK once done. The test suite runs so. */
+static int check_all;
+static int check_failed;
 
 static void on_stop(int sig)
 {
@@ -369,6 +379,34 @@ static int read_settled(const struct dump_map *m, struct dump *d, int state, cha
     return rc;
 }
 
+/* Holds d to the invariants: each failure a line on f, prefixed by
+ * `label`. Returns how many failed. */
+static size_t check_dump(FILE *f, const char *label, const struct dump *d)
+{
+    struct fig_fail fails[FIG_FAILS_MAX];
+    size_t n = fig_check(d, fails, FIG_FAILS_MAX);
+    for (size_t i = 0; i < n && i < FIG_FAILS_MAX; i++)
+        fprintf(f, "%s: %s: %s\n", label, fails[i].name, fails[i].detail);
+    if (n > FIG_FAILS_MAX)
+        fprintf(f, "%s: and %zu failures more\n", label, n - FIG_FAILS_MAX);
+    return n;
+}
+
+/* read_settled, and with SHIMDUMP_CHECK the invariants of what it read. */
+static int read_checked(const struct dump_map *m, struct dump *d, int state, char *why,
+                        size_t whylen)
+{
+    int rc = read_settled(m, d, state, why, whylen);
+    if (rc == DX_OK && check_all) {
+        char label[600];
+        snprintf(label, sizeof label, "shimdump: check: %s", m->label);
+        fflush(stdout);
+        if (check_dump(stderr, label, d))
+            check_failed = 1;
+    }
+    return rc;
+}
+
 /* Opens a pid's segment, a segment file or a JSON file. */
 static int target_open(struct target *t, const char *arg)
 {
@@ -430,7 +468,7 @@ static int target_read_why(struct target *t, struct dump *d, char *why, size_t w
     int rc;
     if (t->canonical && dump_map_header(&t->map, &h, NULL) == 0)
         state = proc_state(h.pid, h.start_ns);
-    rc = read_settled(&t->map, d, state, why, whylen);
+    rc = read_checked(&t->map, d, state, why, whylen);
     if (rc == DX_OK && name_frames && d->nstacks && !d->symbolized) {
         /* A live process's files, as it sees them (another mount namespace). */
         char root[64];
@@ -455,6 +493,19 @@ static int target_read(struct target *t, struct dump *d)
 }
 
 /* ---- Output settings ---- */
+
+static void count_line(const char *name, const char *why, void *ctx)
+{
+    (void)name;
+    (void)why;
+    ++*(size_t *)ctx;
+}
+
+static void print_invariant(const char *name, const char *why, void *ctx)
+{
+    (void)ctx;
+    printf("%s: %s\n", name, why);
+}
 
 /* The age bucket whose bound is the first at or above --min-age: blocks
  * in later buckets are "long-lived". */
@@ -492,41 +543,6 @@ static void view_setup(struct view_opts *vo)
 
 /* ---- Modes ---- */
 
-/* --stacks --json: the three rankings, each stack with its estimates. */
-static void stacks_json(FILE *f, const struct dump *d, const struct view_opts *vo)
-{
-    static const char *const names[VR_COUNT] = { "by_live_bytes", "by_long_lived_bytes",
-                                                 "by_alloc_rate" };
-    uint64_t scale = d->sample ? d->sample : 1;
-    uint64_t end = d->state == DS_ALIVE ? d->snap_ns : d->heartbeat_ns ? d->heartbeat_ns : d->snap_ns;
-    double up = end > d->start_ns ? (double)(end - d->start_ns) / 1e9 : 0;
-    size_t idx[64];
-
-    fprintf(f, "{\n  \"format_version\": %d,\n  \"tool\": \"shimdump %s\",\n  \"pid\": %u,\n"
-               "  \"sample\": %u,\n  \"stack_depth\": %u,\n  \"stacks\": %zu,\n"
-               "  \"long_lived_ns\": %llu,\n  \"uptime_s\": %.3f,\n  \"objects\": ",
-            DUMP_JSON_VERSION, PACKAGE_VERSION, d->pid, d->sample, d->stack_depth, d->nstacks,
-            (unsigned long long)lifebucket_max_ns(vo->long_bucket), up);
-    dump_write_objects_json(f, d, "  ");
-    for (int r = 0; r < VR_COUNT; r++) {
-        size_t n = view_rank_stacks(d, (enum view_rank)r, vo->long_bucket, idx,
-                                    vo->top > 64 ? 64 : (size_t)vo->top);
-        fprintf(f, ",\n  \"%s\": [", names[r]);
-        for (size_t i = 0; i < n; i++) {
-            const struct dump_stack *s = &d->stacks[idx[i]];
-            fprintf(f, "%s\n    {\"rank\": %zu, \"est_live_bytes\": %llu, "
-                       "\"est_long_lived_bytes\": %llu, \"est_allocs_per_s\": %.1f,\n     \"stack\": ",
-                    i ? "," : "", i + 1, (unsigned long long)(s->live_req * scale),
-                    (unsigned long long)(dump_stack_older(s, vo->long_bucket) * scale),
-                    up > 0 ? (double)s->allocs * (double)scale / up : 0.0);
-            dump_write_stack_json(f, d, s, "      ");
-            fputc('}', f);
-        }
-        fputs(n ? "\n  ]" : "]", f);
-    }
-    fputs("\n}\n", f);
-}
-
 static int do_view(const char *arg)
 {
     struct target t;
@@ -542,7 +558,7 @@ static int do_view(const char *arg)
         return rc;
     view_setup(&vo);
     if (opt.mode == M_JSON && opt.stacks)
-        stacks_json(stdout, &d, &vo);
+        dump_write_sites_json(stdout, &d, vo.long_bucket, vo.top > 64 ? 64 : (size_t)vo.top);
     else if (opt.mode == M_JSON)
         dump_write_json(stdout, &d);
     else if (opt.stacks)
@@ -627,7 +643,7 @@ static int quiet_read(long pid, struct dump *d, uid_t *owner)
     prefer_live(&m);
     struct seg_header h;
     int state = dump_map_header(&m, &h, NULL) == 0 ? proc_state((uint32_t)pid, h.start_ns) : DS_DEAD;
-    rc = read_settled(&m, d, state, why, sizeof why);
+    rc = read_checked(&m, d, state, why, sizeof why);
     dump_map_close(&m);
     return rc;
 }
@@ -715,7 +731,7 @@ static int do_prometheus(char **args, int nargs)
         free(pids);
     }
     if (rc == DX_OK)
-        view_prometheus(stdout, p, n);
+        prom_write(stdout, p, n);
     for (size_t i = 0; i < n; i++)
         dump_free(&d[i]);
     free(d);
@@ -746,6 +762,38 @@ static int do_diff(const char *a, const char *b)
     dump_free(&da);
     dump_free(&db);
     return DX_OK;
+}
+
+/* --check: the invariants of each input; exit DX_CHECK when any fails. */
+static int do_check(char **args, int nargs)
+{
+    size_t nchecks = 0;
+    int rc = DX_OK;
+    fig_check_list(count_line, &nchecks);
+    for (int i = 0; i < nargs; i++) {
+        struct target t;
+        struct dump d;
+        char label[600];
+        int r = target_open(&t, args[i]);
+        if (r == DX_OK) {
+            r = target_read(&t, &d);
+            dump_map_close(&t.map);
+        }
+        if (r != DX_OK) {
+            rc = rc == DX_OK ? r : rc;
+            continue;
+        }
+        snprintf(label, sizeof label, "pid %u (%s)", d.pid, d.comm);
+        size_t n = check_dump(stdout, label, &d);
+        if (n)
+            printf("%s: %zu failure%s of the %zu invariants\n", label, n, n == 1 ? "" : "s", nchecks);
+        else
+            printf("%s: all %zu invariants hold\n", label, nchecks);
+        if (n && rc == DX_OK)
+            rc = DX_CHECK;
+        dump_free(&d);
+    }
+    return rc;
 }
 
 /* --html: reads every input before writing anything, and builds the page
@@ -982,7 +1030,7 @@ static void print_event(const struct dump_event *e)
     char when[16], size[24], life[32] = "";
     if (!localtime_r(&s, &tm) || !strftime(when, sizeof when, "%H:%M:%S", &tm))
         snprintf(when, sizeof when, "?");
-    view_bytes(size, sizeof size, e->ev.size);
+    figfmt_bytes(size, sizeof size, e->ev.size);
     if (e->ev.kind == SEG_EV_FREE) {
         double l = (double)e->ev.lifetime_ns;
         if (l < 1e3)
@@ -1137,6 +1185,9 @@ static void usage(FILE *f)
           "  -d, --diff A B              two pids or files side by side\n"
           "      --html INPUT...         one self-contained HTML page (to stdout) of up to 8\n"
           "                              pids or files side by side: charts and their tables\n"
+          "      --check PID|FILE...     hold each snapshot to the invariants every one must\n"
+          "                              hold; print those it breaks, with their figures\n"
+          "      --invariants            the invariants, one per line\n"
           "      --clean                 remove your segments of processes that are gone\n"
           "      --capture=SECONDS PID   record every malloc-family and new/delete call of\n"
           "                              PID for SECONDS (1..86400) into a trace file, for\n"
@@ -1159,14 +1210,22 @@ static void usage(FILE *f)
           "  -h, --help, -V, --version\n"
           "\n"
           "Exit status: 0 ok; 1 no such process or no segment; 2 usage; 3 permission denied;\n"
-          "4 format version mismatch; 5 truncated or corrupt segment; 6 other system error.\n",
+          "4 format version mismatch; 5 truncated or corrupt segment; 6 other system error;\n"
+          "7 a snapshot breaks an invariant (--check, or SHIMDUMP_CHECK=1 in the environment).\n",
           f);
+}
+
+/* A mode's exit status, or DX_CHECK where it succeeded but a snapshot it
+ * read failed an invariant (SHIMDUMP_CHECK). */
+static int finish(int rc)
+{
+    return rc == DX_OK && check_failed ? DX_CHECK : rc;
 }
 
 int main(int argc, char **argv)
 {
     enum { O_NOFOLLOW_EV = 256, O_CLEAN, O_DIR, O_ASCII, O_COLOR, O_NOCOLOR, O_TOP, O_FRAMES,
-           O_MINAGE, O_SCHEMA, O_SINCE, O_HTML, O_CAPTURE };
+           O_MINAGE, O_SCHEMA, O_SINCE, O_HTML, O_CAPTURE, O_CHECK, O_INVARIANTS };
     static const struct option longopts[] = {
         { "list", no_argument, NULL, 'l' },
         { "watch", optional_argument, NULL, 'w' },
@@ -1179,6 +1238,8 @@ int main(int argc, char **argv)
         { "html", no_argument, NULL, O_HTML },
         { "clean", no_argument, NULL, O_CLEAN },
         { "capture", required_argument, NULL, O_CAPTURE },
+        { "check", no_argument, NULL, O_CHECK },
+        { "invariants", no_argument, NULL, O_INVARIANTS },
         { "output", required_argument, NULL, 'o' },
         { "all", no_argument, NULL, 'a' },
         { "stacks", no_argument, NULL, 's' },
@@ -1225,6 +1286,8 @@ int main(int argc, char **argv)
         case 'd': opt.mode = M_DIFF; modes++; break;
         case O_HTML: opt.mode = M_HTML; modes++; break;
         case O_CLEAN: opt.mode = M_CLEAN; modes++; break;
+        case O_CHECK: opt.mode = M_CHECK; modes++; break;
+        case O_INVARIANTS: fig_check_list(print_invariant, NULL); return DX_OK;
         case O_CAPTURE: {
             long v = strtol(optarg, &end, 10);
             if (*end || end == optarg || v < 1 || v > CAPCTL_SECONDS_MAX)
@@ -1284,10 +1347,11 @@ int main(int argc, char **argv)
     }
     if (modes > 1)
         return shimdump_err(DX_USAGE, "choose one of --list, --watch, --events, --json, --prometheus, "
-                             "--diff, --html, --clean and --capture");
+                             "--diff, --html, --check, --clean and --capture");
     if (opt.output && opt.mode != M_CAPTURE)
         return shimdump_err(DX_USAGE, "--output goes with --capture");
     find_dir();
+    check_all = getenv("SHIMDUMP_CHECK") && strcmp(getenv("SHIMDUMP_CHECK"), "0") != 0;
     signal(SIGINT, on_stop);
     signal(SIGTERM, on_stop);
     signal(SIGQUIT, on_stop);   /* --watch must get to restore the terminal */
@@ -1301,32 +1365,36 @@ int main(int argc, char **argv)
     case M_CLEAN:
         if (nargs)
             return shimdump_err(DX_USAGE, "%s takes no PID or FILE", opt.mode == M_LIST ? "--list" : "--clean");
-        return opt.mode == M_LIST ? do_list() : do_clean();
+        return finish(opt.mode == M_LIST ? do_list() : do_clean());
     case M_PROM:
-        return do_prometheus(args, nargs);
+        return finish(do_prometheus(args, nargs));
+    case M_CHECK:
+        if (nargs < 1)
+            return shimdump_err(DX_USAGE, "--check takes one or more pids or files");
+        return do_check(args, nargs);
     case M_DIFF:
         if (nargs != 2)
             return shimdump_err(DX_USAGE, "--diff takes two pids or files");
-        return do_diff(args[0], args[1]);
+        return finish(do_diff(args[0], args[1]));
     case M_HTML:
         if (nargs < 1 || nargs > HTML_INPUTS_MAX)
             return shimdump_err(DX_USAGE, "--html takes 1 to %d pids or files", HTML_INPUTS_MAX);
-        return do_html(args, nargs);
+        return finish(do_html(args, nargs));
     case M_CAPTURE:
         if (nargs != 1 || !is_pid(args[0]))
             return shimdump_err(DX_USAGE, "--capture takes one PID");
         return capreq_run(strtol(args[0], NULL, 10), opt.capture_s, opt.output, &stop);
     case M_VIEW:
         if (nargs == 0)
-            return do_list();
+            return finish(do_list());
         /* fall through */
     default:
         if (nargs != 1)
             return shimdump_err(DX_USAGE, nargs ? "one PID or FILE at a time" : "which PID or FILE?");
         if (opt.mode == M_WATCH)
-            return do_watch(args[0]);
+            return finish(do_watch(args[0]));
         if (opt.mode == M_EVENTS)
-            return do_events(args[0]);
-        return do_view(args[0]);
+            return finish(do_events(args[0]));
+        return finish(do_view(args[0]));
     }
 }

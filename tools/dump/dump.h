@@ -14,9 +14,10 @@
 
 /* The JSON schema's version (doc/shimdump.1, "JSON"). Bump it on any change
  * but an added field that readers may do without; a field the reader
- * requires is such a change (2: history, frames' file and line), and the
- * reader goes on reading the versions before. */
-#define DUMP_JSON_VERSION 2
+ * requires is such a change (2: history, frames' file and line; 3: when
+ * the backend's figures and the huge-page RSS were taken, the floor under
+ * live bytes), and the reader goes on reading the versions before. */
+#define DUMP_JSON_VERSION 3
 
 /* Exit codes of shimdump, documented in its man page and README. */
 enum dump_exit {
@@ -27,6 +28,7 @@ enum dump_exit {
     DX_VERSION = 4,    /* a segment or JSON file of another format version */
     DX_CORRUPT = 5,    /* a truncated or inconsistent segment or JSON file */
     DX_SYS = 6,        /* any other system error */
+    DX_CHECK = 7,      /* a snapshot breaks an invariant (figures.h, fig_check) */
 };
 
 enum dump_state {
@@ -44,13 +46,21 @@ struct dump_class {
     uint64_t age[LIFEBUCKET_COUNT];    /* tracked blocks live, by age */
 };
 
-/* Backend statistics: the fields of struct seg_backend_stats (seg.h). */
+/* The backend's statistics of a sample (seg.h, struct seg_backend_stats):
+ * its fields a..f, which figures.h names per backend, taken at t_ns. */
+struct dump_be {
+    uint64_t v[6];
+    uint64_t t_ns;                     /* CLOCK_REALTIME; 0: unknown (JSON format 2) or none */
+    uint64_t live_lo;                  /* a floor under live usable bytes at t_ns; 0: unknown */
+};
+
 struct dump_sample {
     uint64_t t_ns;                     /* CLOCK_REALTIME */
     uint64_t live_count, live_usable, live_req;
     uint64_t allocs, frees, req_bytes;
     uint64_t rss, rss_anon, rss_huge, vsz;
-    uint64_t be[6];
+    uint64_t rss_huge_ns;              /* when rss_huge was read; 0: unknown */
+    struct dump_be be;
 };
 
 /* History: the series and coarser tiers of points, each point the span of
@@ -131,6 +141,11 @@ struct dump {
     uint64_t dropped;                  /* tracked allocations the table had no room for */
     uint64_t threads_seen;
     uint64_t start_ns, heartbeat_ns, snap_ns;   /* CLOCK_REALTIME */
+    /* A ceiling over live usable bytes while the snapshot was read: usable
+     * bytes allocated by its end less those freed by its start (the counters
+     * summed again after the tracked table), so that what the tracked table
+     * holds can be checked against it; 0: unknown (JSON format 2). */
+    uint64_t live_usable_hi;
     struct dump_class cls[SIZECLASS_COUNT];
     struct dump_class total;           /* the sums (life/age included) */
     uint64_t peak_rss, peak_rss_ns;
@@ -207,17 +222,10 @@ int dump_fine_tier(struct dump *d, uint64_t dropped);
  * Returns 0, or ENOMEM. */
 int dump_symbolize(struct dump *d, const char *root);
 
-/* The total requested bytes of stack s's tracked live blocks older than
- * bucket b's bound (age bucket > b). */
-uint64_t dump_stack_older(const struct dump_stack *s, unsigned b);
-
-/* Writes stack s of d as one JSON object (the schema's call_stacks.stacks
- * entries), continuation lines prefixed by indent. */
-void dump_write_stack_json(FILE *f, const struct dump *d, const struct dump_stack *s,
-                           const char *indent);
-
-/* Writes d's mapped objects as a JSON array. */
-void dump_write_objects_json(FILE *f, const struct dump *d, const char *indent);
+/* Writes --stacks --json: the top `top` (at most 64) call sites of each
+ * ranking (figures.h, fig_sites), long-lived meaning older than bucket
+ * long_bucket, each with its estimates and its stack. */
+void dump_write_sites_json(FILE *f, const struct dump *d, unsigned long_bucket, size_t top);
 
 /* Frees what the dump holds (not d itself) and zeroes it. */
 void dump_free(struct dump *d);
@@ -236,5 +244,9 @@ const char *dump_be_name(int backend_id);
 /* The names of the backend statistics a..f for a backend id ("" when the
  * field is not used), for JSON and for the views. */
 const char *dump_be_field(int backend_id, unsigned i);
+
+/* Whether field i of a backend's statistics is bytes (0: unused, or a
+ * count). */
+int dump_be_bytes(int backend_id, unsigned i);
 
 #endif

@@ -27,6 +27,8 @@
 
 #include "dump.h"
 
+#include "figures.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -41,16 +43,21 @@ enum jkind {
     JK_NOT,       /* int: true or false, stored negated */
     JK_TEXT,      /* char[]: a string, control and non-ASCII characters read as '?' */
     JK_PATH,      /* char[]: a string, every byte but NUL kept */
+    JK_EST,       /* double: an estimate, written as a whole number (written only) */
+    JK_RATE,      /* double: written to a tenth (written only) */
+    JK_RATIO,     /* double: written to 4 decimals (written only) */
 };
 
 struct jfield {
     const char *key;
     enum jkind kind;
     size_t off, cap;   /* where it lives; cap: the array's size (JK_TEXT, JK_PATH) */
+    int since;         /* the format version that added it: older documents lack it */
 };
 
-#define JF(type, key, kind, field) \
-    { key, kind, offsetof(struct type, field), sizeof(((struct type *)0)->field) }
+#define JF(type, key, kind, field) JFV(type, key, kind, field, 1)
+#define JFV(type, key, kind, field, version) \
+    { key, kind, offsetof(struct type, field), sizeof(((struct type *)0)->field), version }
 #define NFIELDS(t) (sizeof t / sizeof t[0])
 
 static const struct jfield root_fields[] = {
@@ -67,6 +74,7 @@ static const struct jfield root_fields[] = {
     JF(dump, "snapshot_ns", JK_U64, snap_ns),
     JF(dump, "interval_ms", JK_U32, interval_ms),
     JF(dump, "threads_seen", JK_U64, threads_seen),
+    JFV(dump, "live_usable_bytes_high", JK_U64, live_usable_hi, 3),
 };
 
 static const struct jfield sampling_fields[] = {
@@ -105,7 +113,8 @@ static const struct jfield series_fields[] = {
     JF(dump_sample, "rss_anon_bytes", JK_U64, rss_anon),
     JF(dump_sample, "rss_huge_bytes", JK_U64, rss_huge),
     JF(dump_sample, "vsz_bytes", JK_U64, vsz),
-    /* backend_stats: the backend's own fields (dump_be_field) */
+    JFV(dump_sample, "rss_huge_ns", JK_U64, rss_huge_ns, 3),
+    /* backend_stats: the backend's own fields (dump_be_field), and be_fields */
 };
 
 static const struct jfield stacks_fields[] = {
@@ -173,6 +182,14 @@ static const struct jfield point_fields[] = {
     JF(dump_point, "rss_anon_bytes", JK_U64, last.rss_anon),
     JF(dump_point, "rss_huge_bytes", JK_U64, last.rss_huge),
     JF(dump_point, "vsz_bytes", JK_U64, last.vsz),
+    JFV(dump_point, "rss_huge_ns", JK_U64, last.rss_huge_ns, 3),
+};
+
+/* backend_stats: besides the backend's own fields (dump_be_field), when
+ * they were taken and the floor under live usable bytes then. */
+static const struct jfield be_fields[] = {
+    JFV(dump_be, "taken_ns", JK_U64, t_ns, 3),
+    JFV(dump_be, "live_usable_floor_bytes", JK_U64, live_lo, 3),
 };
 
 /* The latest sample's figures, at the top level (null before the first). */
@@ -186,7 +203,7 @@ static const char hist_bound[] = "le_ns";
 static const char *const root_other[] = { "format_version", "tool", "state", "rss_bytes",
     "rss_anon_bytes", "rss_huge_bytes", "vsz_bytes", "peak_rss_bytes", "peak_rss_ns",
     "backend_stats", "call_stacks", "sampling", "totals", "size_classes", "series", "history",
-    NULL };
+    "figures", NULL };
 static const char *const sampling_other[] = { "live_bytes", NULL };
 static const char *const class_other[] = { "class", "min_size", "max_size", "lifetime_hist",
     "age_hist", NULL };
@@ -194,6 +211,37 @@ static const char *const series_other[] = { "backend_stats", NULL };
 static const char *const tier_other[] = { "points", NULL };
 static const char *const stacks_other[] = { "objects", "stacks", NULL };
 static const char *const object_other[] = { "build_id", "main", NULL };
+
+/* --stacks --json: the document, and each ranked site's estimates
+ * (figures.h, struct fig_site) beside its stack. */
+static const struct jfield site_fields[] = {
+    JFV(fig_site, "est_live_bytes", JK_EST, live_bytes, 2),
+    JFV(fig_site, "est_live_bytes_stderr", JK_EST, live_bytes_err, 3),
+    JFV(fig_site, "est_long_lived_bytes", JK_EST, long_bytes, 2),
+    JFV(fig_site, "est_long_lived_bytes_stderr", JK_EST, long_bytes_err, 3),
+    JFV(fig_site, "est_live_blocks", JK_EST, live_blocks, 3),
+    JFV(fig_site, "est_allocs_per_s", JK_RATE, allocs_per_s, 2),
+};
+static const char *const site_other[] = { "rank", "stack", NULL };
+static const struct jfield sites_fields[] = {
+    JF(dump, "pid", JK_U32, pid),
+    JF(dump, "sample", JK_U32, sample),
+    JF(dump, "stack_depth", JK_U32, stack_depth),
+};
+static const char *const sites_other[] = { "format_version", "tool", "stacks", "long_lived_ns",
+    "uptime_s", "objects", "by_live_bytes", "by_long_lived_bytes", "by_alloc_rate", NULL };
+
+/* The figures object of --json: made by figures.h, written only (a reader
+ * makes them again from the rest). Each waterfall step with its age. */
+static const struct jfield step_fields[] = {
+    JFV(fig_step, "ratio", JK_RATIO, ratio, 3),
+    JFV(fig_step, "stderr_bytes", JK_U64, err, 3),
+    JFV(fig_step, "stale", JK_BOOL, age.stale, 3),
+};
+static const char *const step_other[] = { "step", "name", "bytes", "taken_ns", "age_ns", NULL };
+static const char *const figures_other[] = { "as_of_ns", "uptime_s", "waterfall", "notes",
+    "invariants_failed", NULL };
+static const char *const failed_other[] = { "invariant", "detail", NULL };
 static const char *const stack_other[] = { "lifetime_hist", "age_hist", "age_bytes_hist",
     "frames", NULL };
 static const char *const frame_other[] = { "object", "offset", "function", "function_offset",
@@ -226,12 +274,19 @@ void dump_write_json_schema(FILE *f)
         for (unsigned i = 0; i < 6; i++)
             if (*dump_be_field(b, i))
                 fprintf(f, " %s", dump_be_field(b, i));
+        for (size_t i = 0; i < NFIELDS(be_fields); i++)
+            fprintf(f, " %s", be_fields[i].key);
         fputc('\n', f);
     }
     schema_line(f, "call_stacks", stacks_fields, NFIELDS(stacks_fields), stacks_other);
     schema_line(f, "objects", object_fields, NFIELDS(object_fields), object_other);
     schema_line(f, "stacks", stack_fields, NFIELDS(stack_fields), stack_other);
     schema_line(f, "frames", frame_fields, NFIELDS(frame_fields), frame_other);
+    schema_line(f, "figures", NULL, 0, figures_other);
+    schema_line(f, "waterfall", step_fields, NFIELDS(step_fields), step_other);
+    schema_line(f, "invariants_failed", NULL, 0, failed_other);
+    schema_line(f, "stacks_json", sites_fields, NFIELDS(sites_fields), sites_other);
+    schema_line(f, "sites", site_fields, NFIELDS(site_fields), site_other);
     fprintf(f, "lifetime_hist: %s count\nage_hist: %s count\nage_bytes_hist: %s bytes\n",
             hist_bound, hist_bound, hist_bound);
 }
@@ -283,6 +338,15 @@ static void jfields(FILE *f, const struct jfield *t, size_t n, const void *base,
         case JK_PATH:
             jstrn(f, p, t[i].cap);
             break;
+        case JK_EST:
+            fprintf(f, "%.0f", *(const double *)p);
+            break;
+        case JK_RATE:
+            fprintf(f, "%.1f", *(const double *)p);
+            break;
+        case JK_RATIO:
+            fprintf(f, "%.4f", *(const double *)p);
+            break;
         }
     }
 }
@@ -308,16 +372,14 @@ static int state_parse(const char *s)
     return DS_UNKNOWN;
 }
 
-static void be_stats(FILE *f, int id, const uint64_t be[6])
+static void be_stats(FILE *f, int id, const struct dump_be *be)
 {
-    int first = 1;
     fputc('{', f);
+    jfields(f, be_fields, NFIELDS(be_fields), be, 1);
     for (unsigned i = 0; i < 6; i++) {
         const char *n = dump_be_field(id, i);
-        if (!*n)
-            continue;
-        fprintf(f, "%s\"%s\": %llu", first ? "" : ", ", n, (unsigned long long)be[i]);
-        first = 0;
+        if (*n)
+            fprintf(f, ", \"%s\": %llu", n, (unsigned long long)be->v[i]);
     }
     fputc('}', f);
 }
@@ -342,8 +404,9 @@ static void hist(FILE *f, const char *name, const uint64_t *v)
     hist_as(f, name, "count", v);
 }
 
-void dump_write_stack_json(FILE *f, const struct dump *d, const struct dump_stack *s,
-                           const char *indent)
+/* Stack s of d as one JSON object (call_stacks.stacks entries),
+ * continuation lines prefixed by indent. */
+static void stack_json(FILE *f, const struct dump *d, const struct dump_stack *s, const char *indent)
 {
     fputc('{', f);
     jfields(f, stack_fields, NFIELDS(stack_fields), s, 1);
@@ -387,7 +450,8 @@ void dump_write_stack_json(FILE *f, const struct dump *d, const struct dump_stac
     fputs("]}", f);
 }
 
-void dump_write_objects_json(FILE *f, const struct dump *d, const char *indent)
+/* d's mapped objects as a JSON array. */
+static void objects_json(FILE *f, const struct dump *d, const char *indent)
 {
     fputc('[', f);
     for (size_t i = 0; i < d->nobjs; i++) {
@@ -407,11 +471,11 @@ static void call_stacks(FILE *f, const struct dump *d)
     fputs("  \"call_stacks\": {", f);
     jfields(f, stacks_fields, NFIELDS(stacks_fields), d, 1);
     fputs(",\n    \"objects\": ", f);
-    dump_write_objects_json(f, d, "    ");
+    objects_json(f, d, "    ");
     fputs(",\n    \"stacks\": [", f);
     for (size_t i = 0; i < d->nstacks; i++) {
         fputs(i ? ",\n      " : "\n      ", f);
-        dump_write_stack_json(f, d, &d->stacks[i], "      ");
+        stack_json(f, d, &d->stacks[i], "      ");
     }
     fputs(d->nstacks ? "\n    ]},\n" : "]},\n", f);
 }
@@ -423,6 +487,8 @@ static void opt_u64(FILE *f, const char *key, int have, uint64_t v, const char *
     else
         fprintf(f, "  \"%s\": null%s", key, tail);
 }
+
+static void figures_json(FILE *f, const struct dump *d);
 
 void dump_write_json(FILE *f, const struct dump *d)
 {
@@ -446,7 +512,7 @@ void dump_write_json(FILE *f, const struct dump *d)
     opt_u64(f, "peak_rss_ns", d->peak_rss != 0, d->peak_rss_ns, ",\n");
     fputs("  \"backend_stats\": ", f);
     if (last)
-        be_stats(f, d->backend_id, last->be);
+        be_stats(f, d->backend_id, &last->be);
     else
         fputs("null", f);
     fputs(",\n", f);
@@ -482,7 +548,7 @@ void dump_write_json(FILE *f, const struct dump *d)
         fprintf(f, "%s\n    {", i ? "," : "");
         jfields(f, series_fields, NFIELDS(series_fields), s, 1);
         fputs(", \"backend_stats\": ", f);
-        be_stats(f, d->backend_id, s->be);
+        be_stats(f, d->backend_id, &s->be);
         fputc('}', f);
     }
     fputs(d->nseries ? "\n  ],\n" : "],\n", f);
@@ -496,12 +562,93 @@ void dump_write_json(FILE *f, const struct dump *d)
             fprintf(f, "%s\n      {", i ? "," : "");
             jfields(f, point_fields, NFIELDS(point_fields), &k->points[i], 1);
             fputs(", \"backend_stats\": ", f);
-            be_stats(f, d->backend_id, k->points[i].last.be);
+            be_stats(f, d->backend_id, &k->points[i].last.be);
             fputc('}', f);
         }
         fputs(k->npoints ? "\n    ]}" : "]}", f);
     }
-    fputs(d->ntiers ? "\n  ]\n}\n" : "]\n}\n", f);
+    fputs(d->ntiers ? "\n  ],\n" : "],\n", f);
+    figures_json(f, d);
+    fputs("}\n", f);
+}
+
+/* An unsigned figure, or null where there is none. */
+static void u64_or_null(FILE *f, const char *key, int have, uint64_t v)
+{
+    if (have)
+        fprintf(f, "\"%s\": %llu", key, (unsigned long long)v);
+    else
+        fprintf(f, "\"%s\": null", key);
+}
+
+void dump_write_sites_json(FILE *f, const struct dump *d, unsigned long_bucket, size_t top)
+{
+    struct fig_site site[64];
+    if (top > 64)
+        top = 64;
+    fprintf(f, "{\n  \"format_version\": %d,\n  \"tool\": \"shimdump %s\",\n  ", DUMP_JSON_VERSION,
+            PACKAGE_VERSION);
+    jfields(f, sites_fields, NFIELDS(sites_fields), d, 1);
+    fprintf(f, ",\n  \"stacks\": %zu,\n  \"long_lived_ns\": %llu,\n  \"uptime_s\": %.3f,\n"
+               "  \"objects\": ", d->nstacks, (unsigned long long)lifebucket_max_ns(long_bucket),
+            fig_uptime_s(d));
+    objects_json(f, d, "  ");
+    for (int r = 0; r < FR_COUNT; r++) {
+        size_t n = fig_sites(d, (enum fig_rank)r, long_bucket, site, top);
+        fprintf(f, ",\n  \"%s\": [", fig_rank_key[r]);
+        for (size_t i = 0; i < n; i++) {
+            fprintf(f, "%s\n    {\"rank\": %zu, ", i ? "," : "", i + 1);
+            jfields(f, site_fields, NFIELDS(site_fields), &site[i], 1);
+            fputs(",\n     \"stack\": ", f);
+            stack_json(f, d, site[i].s, "      ");
+            fputc('}', f);
+        }
+        fputs(n ? "\n  ]" : "]", f);
+    }
+    fputs("\n}\n", f);
+}
+
+/* The figures object (figures.h): as of when, each step of the waterfall
+ * with when it was taken and its age, what qualifies them, and the
+ * invariants the snapshot breaks (none, one hopes). */
+static void figures_json(FILE *f, const struct dump *d)
+{
+    struct fig_step st[FS_COUNT];
+    struct fig_note notes[FIG_NOTES_MAX];
+    struct fig_fail fails[FIG_FAILS_MAX];
+    size_t nn = fig_notes(d, notes, FIG_NOTES_MAX);
+    size_t nf = fig_check(d, fails, FIG_FAILS_MAX);
+
+    fig_waterfall(d, st);
+    fprintf(f, "  \"figures\": {\"as_of_ns\": %llu, \"uptime_s\": %.3f,\n    \"waterfall\": [",
+            (unsigned long long)fig_as_of(d), fig_uptime_s(d));
+    for (int k = 0; k < FS_COUNT; k++) {
+        fprintf(f, "%s\n      {\"step\": \"%s\", \"name\": ", k ? "," : "", st[k].key);
+        jstr(f, st[k].label);
+        fputs(", ", f);
+        u64_or_null(f, "bytes", st[k].have, st[k].v);
+        fputs(", ", f);
+        u64_or_null(f, "taken_ns", st[k].have && st[k].t_ns, st[k].t_ns);
+        fputs(", ", f);
+        u64_or_null(f, "age_ns", st[k].age.known, st[k].age.ns);
+        fputs(", ", f);
+        jfields(f, step_fields, NFIELDS(step_fields), &st[k], 1);
+        fputc('}', f);
+    }
+    fputs("],\n    \"notes\": [", f);
+    for (size_t i = 0; i < nn; i++) {
+        fputs(i ? ", " : "", f);
+        jstr(f, notes[i].text);
+    }
+    fputs("],\n    \"invariants_failed\": [", f);
+    for (size_t i = 0; i < nf && i < FIG_FAILS_MAX; i++) {
+        fprintf(f, "%s\n      {\"invariant\": ", i ? "," : "");
+        jstr(f, fails[i].name);
+        fputs(", \"detail\": ", f);
+        jstr(f, fails[i].detail);
+        fputc('}', f);
+    }
+    fputs(nf ? "\n    ]}\n" : "]}\n", f);
 }
 
 /* ---- Parsing ---- */
@@ -824,6 +971,7 @@ static const struct jv *jget(const struct jv *o, const char *key)
 struct jread {
     const char *bad;      /* the first field of the wrong type */
     const char *missing;  /* the first key missing */
+    int version;          /* the document's format_version */
 };
 
 static void jbad(struct jread *r, const char *key)
@@ -904,6 +1052,8 @@ static void jfields_read(struct jread *r, const struct jv *o, const struct jfiel
     }
     for (size_t i = 0; i < n; i++) {
         char *p = (char *)base + t[i].off;
+        if (r->version < t[i].since)
+            continue;   /* not in a document of that version: 0 */
         const struct jv *v = jneed(r, o, t[i].key);
         const char *s;
         uint64_t u;
@@ -941,12 +1091,16 @@ static void jfields_read(struct jread *r, const struct jv *o, const struct jfiel
             else
                 snprintf(p, t[i].cap, "%s", s);
             break;
+        case JK_EST:
+        case JK_RATE:
+        case JK_RATIO:
+            break;   /* derived figures: written, never read back */
         }
     }
 }
 
 /* The backend's own figures, by the names of backend `id`. */
-static void jbe(struct jread *r, const struct jv *o, int id, uint64_t be[6])
+static void jbe(struct jread *r, const struct jv *o, int id, struct dump_be *be)
 {
     if (o && o->type != J_OBJ) {
         jbad(r, "backend_stats");
@@ -954,8 +1108,9 @@ static void jbe(struct jread *r, const struct jv *o, int id, uint64_t be[6])
     }
     for (unsigned i = 0; i < 6; i++) {
         const char *n = dump_be_field(id, i);
-        be[i] = *n ? ju(r, o, n) : 0;
+        be->v[i] = *n ? ju(r, o, n) : 0;
     }
+    jfields_read(r, o, be_fields, NFIELDS(be_fields), be);
 }
 
 /* A histogram: an array of {le_ns, <what>}, each added to its bucket. */
@@ -1128,6 +1283,9 @@ static int jroot(struct jread *r, const struct jv *root, struct dump *d)
 
     jstr_of(r, root, "tool", 0);
     jfields_read(r, root, root_fields, NFIELDS(root_fields), d);
+    /* figures: from format 3, made again from the rest, not read */
+    if (r->version >= 3 && (v = jneed(r, root, "figures")) != NULL && v->type != J_OBJ)
+        jbad(r, "figures");
     if ((w = jstr_of(r, root, "state", 0)) != NULL) {
         d->state = state_parse(w);
         if (d->state == DS_UNKNOWN && strcmp(w, state_name(DS_UNKNOWN)) != 0)
@@ -1154,8 +1312,8 @@ static int jroot(struct jread *r, const struct jv *root, struct dump *d)
     d->peak_rss = ju_null(r, root, "peak_rss_bytes", &have);
     d->peak_rss_ns = ju_null(r, root, "peak_rss_ns", &have);
     if ((v = jneed(r, root, "backend_stats")) && v->type != J_NULL) {
-        uint64_t be[6];
-        jbe(r, v, d->backend_id, be);
+        struct dump_be be;
+        jbe(r, v, d->backend_id, &be);
     }
 
     if ((a = jarr(r, root, "size_classes")) != NULL) {
@@ -1191,7 +1349,7 @@ static int jroot(struct jread *r, const struct jv *root, struct dump *d)
             const struct jv *o = &a->kid[i];
             struct dump_sample *s = &d->series[d->nseries++];
             jfields_read(r, o, series_fields, NFIELDS(series_fields), s);
-            jbe(r, jneed(r, o, "backend_stats"), d->backend_id, s->be);
+            jbe(r, jneed(r, o, "backend_stats"), d->backend_id, &s->be);
         }
     }
     /* history: from format_version 2; a version 1 snapshot has the series
@@ -1212,7 +1370,7 @@ static int jroot(struct jread *r, const struct jv *root, struct dump *d)
             for (size_t i = 0; i < p->n; i++) {
                 struct dump_point *pt = &k->points[k->npoints++];
                 jfields_read(r, &p->kid[i], point_fields, NFIELDS(point_fields), pt);
-                jbe(r, jneed(r, &p->kid[i], "backend_stats"), d->backend_id, pt->last.be);
+                jbe(r, jneed(r, &p->kid[i], "backend_stats"), d->backend_id, &pt->last.be);
             }
         }
     }
@@ -1223,7 +1381,7 @@ int dump_from_json(struct dump *d, const char *text, size_t len, char *why, size
 {
     struct jp j = { text, text + len, NULL, NULL, 0 };
     struct jv root;
-    struct jread r = { NULL, NULL };
+    struct jread r = { NULL, NULL, 0 };
     const struct jv *v;
     int rc = DX_OK;
 
@@ -1252,7 +1410,7 @@ int dump_from_json(struct dump *d, const char *text, size_t len, char *why, size
         jfree(&root);
         return DX_VERSION;
     }
-    d->json_version = (int)v->u;
+    d->json_version = r.version = (int)v->u;
     d->saved = 1;
     if (jroot(&r, &root, d) != 0) {
         dump_why(why, whylen, "out of memory");

@@ -64,6 +64,12 @@ const char *dump_be_field(int backend_id, unsigned i)
     return names[backend_id][i];
 }
 
+int dump_be_bytes(int backend_id, unsigned i)
+{
+    /* glibc's arena count is the one field that is not bytes */
+    return *dump_be_field(backend_id, i) && !(backend_id == SEG_BACKEND_GLIBC && i == 5);
+}
+
 const struct dump_sample *dump_last(const struct dump *d)
 {
     return d->nseries ? &d->series[d->nseries - 1] : NULL;
@@ -108,14 +114,6 @@ void dump_free(struct dump *d)
     memset(d, 0, sizeof *d);
 }
 
-uint64_t dump_stack_older(const struct dump_stack *s, unsigned b)
-{
-    uint64_t v = 0;
-    for (unsigned i = b + 1; i < LIFEBUCKET_COUNT; i++)
-        v += s->age_req[i];
-    return v;
-}
-
 static uint64_t ld(const uint64_t *p)
 {
     return __atomic_load_n(p, __ATOMIC_ACQUIRE);
@@ -148,7 +146,11 @@ static void sample_from_seg(struct dump_sample *o, const struct seg_sample *s)
     o->rss_anon = s->rss_anon;
     o->rss_huge = s->rss_huge;
     o->vsz = s->vsz;
-    memcpy(o->be, &s->backend, sizeof o->be);
+    o->rss_huge_ns = s->rss_huge_ns;
+    _Static_assert(offsetof(struct seg_backend_stats, f) == 5 * 8, "a..f in a row");
+    memcpy(o->be.v, &s->backend.a, sizeof o->be.v);
+    o->be.t_ns = s->backend.t_ns;
+    o->be.live_lo = s->backend.live_lo;
 }
 
 int dump_fine_tier(struct dump *d, uint64_t dropped)
@@ -532,7 +534,8 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
 {
     const struct seg_header *file = base;
     struct seg_header h;
-    struct seg_counters sum[SIZECLASS_COUNT];
+    static struct seg_counters sum[SIZECLASS_COUNT];
+    static struct seg_tracked trk[SIZECLASS_COUNT];
     struct seg_ages ages;
     uint32_t version;
     int rc;
@@ -599,7 +602,7 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
         d->snap_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     }
 
-    if (seg_sum(base, &h, sum) != 0)
+    if (seg_sum_classes(base, &h, sum, trk) != 0)
         d->consistent = 0;
     if (seg_read_locked(&((const struct seg_ages *)((const char *)base + h.off_ages))->seq,
                         (const char *)base + h.off_ages + 8, (char *)&ages + 8,
@@ -607,8 +610,7 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
         d->consistent = 0;
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
         struct dump_class *k = &d->cls[c];
-        struct seg_tracked t;
-        seg_read_tracked(base, &h, c, &t);
+        const struct seg_tracked t = trk[c];
         k->allocs = sum[c].allocs;
         k->frees = sum[c].frees;
         k->reallocs = sum[c].reallocs;
@@ -643,5 +645,15 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
     d->no_unwinder = !!(flags & SEG_F_NO_UNWINDER);
     d->stacks_stopped = !!(flags & SEG_F_STACKS_STOPPED);
     read_stacks(d, base, &h, d->state, ages.at_ns);
+    /* the ceiling over what was live while all that was read */
+    struct seg_counters after[SIZECLASS_COUNT];
+    uint64_t alloc = 0, freed = 0;
+    if (seg_sum(base, &h, after) != 0)
+        d->consistent = 0;
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+        alloc = add_sat(alloc, after[c].usable_alloc);
+        freed = add_sat(freed, sum[c].usable_free);
+    }
+    d->live_usable_hi = alloc > freed ? alloc - freed : 0;
     return DX_OK;
 }

@@ -6,9 +6,9 @@
 
 #include "html.h"
 
+#include "figfmt.h"
+#include "figures.h"
 #include "htmlfmt.h"
-#include "htmlhist.h"
-#include "view.h"
 
 #include <errno.h>
 #include <math.h>
@@ -30,12 +30,11 @@ struct input {
     const struct dump *d;
     const char *colour;
     char label[160];                /* plain text, escaped when written */
-    struct htmlhist_pt *pts;        /* the whole history (malloc'ed), oldest first */
+    struct fig_point *pts;          /* the whole history (malloc'ed), oldest first */
     size_t npts;
     size_t nfine;                   /* the last nfine points are the series itself */
-    const struct dump_sample *last;
-    struct view_alloc a;
-    int have_a;
+    struct fig_step st[FS_COUNT];   /* the waterfall */
+    struct fig_alloc a;             /* the allocator's figures of the latest sample */
 };
 
 /* "k:v" pairs of a config string that tell inputs apart in a label; the
@@ -103,16 +102,10 @@ static void make_labels(struct input *in, size_t n)
             }
 }
 
-/* Seconds since the process started, at t_ns. */
+/* Seconds since the process started, at t_ns: the charts' time axis. */
 static double since_start(const struct dump *d, uint64_t t_ns)
 {
     return t_ns > d->start_ns ? (double)(t_ns - d->start_ns) / 1e9 : 0;
-}
-
-/* The time the figures are as of: now for a live process, else its last sample. */
-static uint64_t as_of(const struct dump *d)
-{
-    return d->state == DS_ALIVE ? d->snap_ns : d->heartbeat_ns ? d->heartbeat_ns : d->snap_ns;
 }
 
 /* ---- The page's frame ---- */
@@ -232,7 +225,7 @@ static void page_start(FILE *f, const struct input *in, size_t n, const struct h
         }
     fputs("</h1>\n", f);
     fprintf(f, "<p class=\"sub\">mallocshim heap report, %zu input%s, made by shimdump %s on %s</p>\n",
-            n, n == 1 ? "" : "s", PACKAGE_VERSION, htmlfmt_utc(when, sizeof when, o->now_ns));
+            n, n == 1 ? "" : "s", PACKAGE_VERSION, figfmt_utc(when, sizeof when, o->now_ns));
 }
 
 static void swatch(FILE *f, const struct input *in)
@@ -268,22 +261,20 @@ static void cards(FILE *f, const struct input *in, size_t n)
     char a[48], b[48], c[48];
     fputs("<div class=\"cards\">\n", f);
     for (size_t i = 0; i < n; i++) {
-        const struct dump *d = in[i].d;
-        const struct dump_sample *s = in[i].last;
+        const struct fig_step *st = in[i].st;
         fprintf(f, "<div class=\"card\" style=\"border-top-color:%s\"><div class=\"cl\">", in[i].colour);
         swatch(f, &in[i]);
         htmlfmt_esc(f, in[i].label);
         fputs("</div>", f);
-        if (s && d->total.live_req)
-            fprintf(f, "<div class=\"big\">%.2f\u00d7</div>",
-                    htmlfmt_ratio(s->rss, d->total.live_req));
+        if (st[FS_RSS].have && st[FS_REQ].v)
+            fprintf(f, "<div class=\"big\">%.2f\u00d7</div>", st[FS_RSS].ratio);
         else
             fputs("<div class=\"big\">-</div>", f);
         fprintf(f, "<div class=\"note\">RSS per live requested byte</div><div class=\"cf\">RSS %s &middot; "
                    "live %s &middot; peak %s</div></div>\n",
-                s ? htmlfmt_bytes(a, sizeof a, s->rss) : "-",
-                htmlfmt_bytes(b, sizeof b, d->total.live_req),
-                d->peak_rss ? htmlfmt_bytes(c, sizeof c, d->peak_rss) : "-");
+                st[FS_RSS].have ? figfmt_bytes(a, sizeof a, st[FS_RSS].v) : "-",
+                figfmt_bytes(b, sizeof b, st[FS_REQ].v),
+                st[FS_PEAK].have ? figfmt_bytes(c, sizeof c, st[FS_PEAK].v) : "-");
     }
     fputs("</div>\n", f);
 }
@@ -333,12 +324,13 @@ static void inputs_table(FILE *f, const struct input *in, size_t n)
         fprintf(f, ")</td><td class=\"l%s\">%s", d->state == DS_DEAD || d->state == DS_EXITED ? " warn" : "",
                 d->saved ? "snapshot" : state_text(d->state));
         if (d->saved)
-            fprintf(f, "<span class=\"cfg\">taken %s</span>", htmlfmt_utc(a, sizeof a, d->snap_ns));
+            fprintf(f, "<span class=\"cfg\">taken %s</span>", figfmt_utc(a, sizeof a, d->snap_ns));
         fputs("</td><td class=\"l\">", f);
         htmlfmt_esc(f, d->backend);
         fputc(' ', f);
         htmlfmt_esc(f, ver);
-        fprintf(f, "</td><td>%s</td><td class=\"l\">", htmlfmt_dur(a, sizeof a, since_start(d, as_of(d))));
+        fprintf(f, "</td><td>%s</td><td class=\"l\">",
+                figfmt_dur(a, sizeof a, (uint64_t)(fig_uptime_s(d) * 1e9), FF_WORDS));
         if (d->sample <= 1)
             fputs("every block", f);
         else
@@ -353,46 +345,22 @@ static void inputs_table(FILE *f, const struct input *in, size_t n)
     fputs("</tbody>\n</table>\n", f);
 }
 
-/* What qualifies an input's figures, as the one-screen view says it. */
+/* What qualifies an input's figures (figures.h, fig_notes), as the
+ * one-screen view says it. */
 static void input_notes(FILE *f, const struct input *in, size_t n)
 {
     int any = 0;
-    char b[48];
     for (size_t i = 0; i < n; i++) {
-        const struct dump *d = in[i].d;
-        const char *why[10];
-        int k = 0;
-        char gone[160], drop[96];
-        if (d->state == DS_DEAD || d->state == DS_EXITED) {
-            snprintf(gone, sizeof gone, "%s: the figures are as of its last sample, %s",
-                     d->state == DS_DEAD ? "the process is gone without exiting normally"
-                                         : "the process has exited",
-                     htmlfmt_utc(b, sizeof b, d->heartbeat_ns));
-            why[k++] = gone;
-        }
-        if (d->inherited)
-            why[k++] = "a fork child's segment: counts from before the fork are approximate";
-        if (d->copy && d->state == DS_ALIVE)
-            why[k++] = "read from the copy in the segment directory, not the live segment";
-        if (d->copy_stale)
-            why[k++] = "the copy could not be written since then (a full file system?): the figures are stale";
-        if (!d->consistent)
-            why[k++] = "some figures kept changing while read; they are as close as could be read";
-        if (!d->counts_ok)
-            why[k++] = "some classes count more frees than allocations (a corrupt or torn segment)";
-        if (d->dropped) {
-            snprintf(drop, sizeof drop, "%llu tracked allocations found the table full and are "
-                     "not in the heat maps", (unsigned long long)d->dropped);
-            why[k++] = drop;
-        }
-        for (int j = 0; j < k; j++) {
+        struct fig_note notes[FIG_NOTES_MAX];
+        size_t k = fig_notes(in[i].d, notes, FIG_NOTES_MAX);
+        for (size_t j = 0; j < k; j++) {
             if (!any++)
                 fputs("<ul class=\"notes\">\n", f);
             fputs("<li>", f);
             swatch(f, &in[i]);
             htmlfmt_esc(f, in[i].label);
             fputs(": ", f);
-            htmlfmt_esc(f, why[j]);
+            htmlfmt_esc(f, notes[j].text);
             fputs("</li>\n", f);
         }
     }
@@ -414,31 +382,11 @@ static void svg_open(FILE *f, const char *id, double w, double h, const char *ti
 
 /* ---- Where the memory goes ---- */
 
-enum wf_fig { WF_REQ, WF_USABLE, WF_INUSE, WF_FOOT, WF_RSS, WF_PEAK, WF_COUNT };
-
-static const char *const wf_key[WF_COUNT] = { "live_req", "live_usable", "alloc_in_use",
-                                              "alloc_footprint", "rss", "peak_rss" };
-static const char *const wf_name[WF_COUNT] = { "live requested", "live usable",
-                                               "allocator: in use", "allocator: holds",
-                                               "process RSS", "peak RSS" };
-static const char *const wf_what[WF_COUNT] = {
-    "what the program asked for", "rounded up to the allocator's sizes",
-    "handed out, as the allocator counts", "its arenas, heaps or extents",
-    "resident memory, now", "the highest RSS seen",
-};
-
-static int wf_value(const struct input *in, enum wf_fig k, uint64_t *v)
+/* Step k of input in's waterfall: 1 and *v, or 0 where it has none yet. */
+static int wf_value(const struct input *in, int k, uint64_t *v)
 {
-    const struct dump *d = in->d;
-    switch (k) {
-    case WF_REQ: *v = d->total.live_req; return 1;
-    case WF_USABLE: *v = d->total.live_usable; return 1;
-    case WF_INUSE: *v = in->a.in_use; return in->have_a;
-    case WF_FOOT: *v = in->a.footprint; return in->have_a;
-    case WF_RSS: *v = in->last ? in->last->rss : 0; return in->last != NULL;
-    case WF_PEAK: *v = d->peak_rss; return d->peak_rss != 0;
-    default: return 0;
-    }
+    *v = in->st[k].v;
+    return in->st[k].have;
 }
 
 static void waterfall(FILE *f, const struct input *in, size_t n)
@@ -448,22 +396,22 @@ static void waterfall(FILE *f, const struct input *in, size_t n)
     double row_h = (double)n * bar_h + (double)(n - 1) * gap + pad, top = 8;
     if (row_h < 38)
         row_h = 38;   /* room for the step's name and its line under it */
-    double h = top + WF_COUNT * row_h + 40;
+    double h = top + FS_COUNT * row_h + 40;
     uint64_t vmax = 0, v;
     struct htmlfmt_byte_ticks bt;
     struct htmlfmt_scale x, y;
     char a[48], b[48];
 
     for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < WF_COUNT; k++)
-            if (wf_value(&in[i], (enum wf_fig)k, &v) && v > vmax)
+        for (int k = 0; k < FS_COUNT; k++)
+            if (wf_value(&in[i], k, &v) && v > vmax)
                 vmax = v;
     htmlfmt_byte_ticks(vmax, &bt);
     x.v0 = 0;
     x.v1 = bt.top;
     x.p0 = bar_x;
     x.p1 = PAGE_W - right;
-    y.p0 = top + WF_COUNT * row_h;
+    y.p0 = top + FS_COUNT * row_h;
 
     fputs("<section id=\"waterfall\">\n<h2>Where the memory goes</h2>\n<p class=\"lead\">From the "
           "bytes the program asked for to what the process holds in RAM, each step as bytes and as "
@@ -485,16 +433,15 @@ static void waterfall(FILE *f, const struct input *in, size_t n)
     }
     fprintf(f, "<text class=\"at\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">bytes (%s)</text></g>\n",
             (x.p0 + x.p1) / 2, y.p0 + 34, bt.uname);
-    for (int k = 0; k < WF_COUNT; k++) {
+    for (int k = 0; k < FS_COUNT; k++) {
         double ry = top + k * row_h;
         fprintf(f, "<text class=\"lab\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-weight=\"600\">%s</text>",
-                lab_w - 6, ry + 12, wf_name[k]);
+                lab_w - 6, ry + 12, in[0].st[k].name);
         fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-                lab_w - 6, ry + 27, wf_what[k]);
+                lab_w - 6, ry + 27, in[0].st[k].what);
         for (size_t i = 0; i < n; i++) {
             double by = ry + (double)i * (bar_h + gap);
-            uint64_t req = in[i].d->total.live_req;
-            if (!wf_value(&in[i], (enum wf_fig)k, &v)) {
+            if (!wf_value(&in[i], k, &v)) {
                 fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\">no sample yet</text>\n",
                         bar_x + 4, by + bar_h - 3);
                 continue;
@@ -502,21 +449,27 @@ static void waterfall(FILE *f, const struct input *in, size_t n)
             double w = htmlfmt_at(&x, (double)v) - x.p0;
             fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"2\" fill=\"%s\"%s>"
                        "<title>", x.p0, by, w < 1 ? 1 : w, bar_h, in[i].colour,
-                    k == WF_PEAK ? " fill-opacity=\"0.45\"" : "");
+                    k == FS_PEAK ? " fill-opacity=\"0.45\"" : "");
             htmlfmt_esc(f, in[i].label);
             fputs(": ", f);
-            if (k == WF_INUSE || k == WF_FOOT)
-                htmlfmt_esc(f, k == WF_INUSE ? in[i].a.in_use_name : in[i].a.fp_name);
+            if (k == FS_INUSE || k == FS_FOOT)
+                htmlfmt_esc(f, k == FS_INUSE ? in[i].a.in_use_name : in[i].a.fp_name);
             else
-                fputs(wf_name[k], f);
-            fprintf(f, " %s</title></rect>", htmlfmt_bytes(a, sizeof a, v));
-            if (req)
-                snprintf(b, sizeof b, "  %.2f\u00d7", htmlfmt_ratio(v, req));
+                fputs(in[0].st[k].name, f);
+            fprintf(f, " %s</title></rect>", figfmt_bytes(a, sizeof a, v));
+            if (in[i].st[FS_REQ].v)
+                snprintf(b, sizeof b, "  %.2f\u00d7", in[i].st[k].ratio);
             else
                 b[0] = '\0';
+            if (in[i].st[k].age.stale) {
+                char ago[32];
+                size_t l = strlen(b);
+                snprintf(b + l, sizeof b - l, "  taken %s ago",
+                         figfmt_dur(ago, sizeof ago, in[i].st[k].age.ns, FF_WORDS));
+            }
             fprintf(f, "<text class=\"val\" x=\"%.1f\" y=\"%.1f\">%s<tspan class=\"dim\" "
                        "fill=\"#5d6677\">%s</tspan></text>\n",
-                    x.p0 + (w < 1 ? 1 : w) + 6, by + bar_h - 3.5, htmlfmt_bytes(a, sizeof a, v), b);
+                    x.p0 + (w < 1 ? 1 : w) + 6, by + bar_h - 3.5, figfmt_bytes(a, sizeof a, v), b);
         }
     }
     fputs("</svg>\n", f);
@@ -531,18 +484,23 @@ static void waterfall(FILE *f, const struct input *in, size_t n)
         fputs("</th>", f);
     }
     fputs("</tr></thead>\n<tbody>\n", f);
-    for (int k = 0; k < WF_COUNT; k++) {
-        fprintf(f, "<tr data-fig=\"%s\"><th class=\"l\" scope=\"row\">%s</th>", wf_key[k], wf_name[k]);
+    for (int k = 0; k < FS_COUNT; k++) {
+        fprintf(f, "<tr data-fig=\"%s\"><th class=\"l\" scope=\"row\">%s</th>", in[0].st[k].key, in[0].st[k].name);
         for (size_t i = 0; i < n; i++) {
-            uint64_t req = in[i].d->total.live_req;
-            if (!wf_value(&in[i], (enum wf_fig)k, &v)) {
+            const struct fig_step *st = &in[i].st[k];
+            if (!wf_value(&in[i], k, &v)) {
                 fprintf(f, "<td data-input=\"%zu\">-</td>", i);
                 continue;
             }
-            fprintf(f, "<td data-input=\"%zu\" data-bytes=\"%llu\">%s", i, (unsigned long long)v,
-                    htmlfmt_bytes(a, sizeof a, v));
-            if (req)
-                fprintf(f, " <span class=\"note\">(%.2f\u00d7)</span>", htmlfmt_ratio(v, req));
+            fprintf(f, "<td data-input=\"%zu\" data-bytes=\"%llu\"", i, (unsigned long long)v);
+            if (st->age.known)
+                fprintf(f, " data-age-ns=\"%llu\"", (unsigned long long)st->age.ns);
+            fprintf(f, ">%s", figfmt_bytes(a, sizeof a, v));
+            if (in[i].st[FS_REQ].v)
+                fprintf(f, " <span class=\"note\">(%.2f\u00d7)</span>", st->ratio);
+            if (st->age.stale)
+                fprintf(f, " <span class=\"warn\">taken %s ago</span>",
+                        figfmt_dur(b, sizeof b, st->age.ns, FF_WORDS));
             fputs("</td>", f);
         }
         fputs("</tr>\n", f);
@@ -552,7 +510,7 @@ static void waterfall(FILE *f, const struct input *in, size_t n)
         int dup = 0;
         for (size_t k = 0; k < i; k++)
             dup |= in[k].d->backend_id == in[i].d->backend_id;
-        if (!in[i].have_a || dup)
+        if (!in[i].a.have || dup)
             continue;
         fputs("Allocator figures of ", f);
         htmlfmt_esc(f, in[i].d->backend);
@@ -568,53 +526,35 @@ static void waterfall(FILE *f, const struct input *in, size_t n)
 
 /* ---- Over time ---- */
 
-/* The points of input `in` binned into columns of `px` pixels on x (of
- * seconds since its start): each bin the span of the points that fall in
- * it, its extremes the extremes of theirs, the rest the last point's.
- * Points from index `from` on. Returns the bins (malloc'ed) and their
- * count in *nb, or NULL with *nb 0 (none, or no memory: *oom set). */
-static struct htmlhist_pt *bin_points(const struct input *in, size_t from,
-                                      const struct htmlfmt_scale *x, double px, size_t *nb,
-                                      int *oom)
+/* The points of input `in` from index `from` binned into columns of `px`
+ * pixels on x (seconds since its start): fig_bin. Returns the bins
+ * (malloc'ed) and their count in *nb, or NULL with *nb 0 (none, or no
+ * memory: *oom set). */
+static struct fig_point *bin_points(const struct input *in, size_t from,
+                                    const struct htmlfmt_scale *x, double px, size_t *nb, int *oom)
 {
-    struct htmlhist_pt *out;
-    long prev = -1;
+    struct fig_history h = { in->pts, in->npts, in->nfine };
+    struct fig_point *out;
+    size_t ncols = (size_t)ceil((x->p1 - x->p0) / px);
     *nb = 0;
-    if (from >= in->npts)
+    if (from >= in->npts || ncols == 0)
         return NULL;
-    if (!(out = malloc((in->npts - from) * sizeof *out))) {
+    if (!(out = malloc((ncols < in->npts - from ? ncols : in->npts - from) * sizeof *out))) {
         *oom = 1;
         return NULL;
     }
-    for (size_t i = from; i < in->npts; i++) {
-        const struct htmlhist_pt *p = &in->pts[i];
-        long col = (long)floor((htmlfmt_at(x, since_start(in->d, p->t_ns)) - x->p0) / px);
-        if (*nb && col == prev) {
-            struct htmlhist_pt *q = &out[*nb - 1];
-            uint64_t mn = q->rss_min < p->rss_min ? q->rss_min : p->rss_min;
-            uint64_t mx = q->rss_max > p->rss_max ? q->rss_max : p->rss_max;
-            uint64_t lm = q->live_max > p->live_max ? q->live_max : p->live_max;
-            uint64_t ns = q->samples + p->samples;
-            *q = *p;
-            q->rss_min = mn;
-            q->rss_max = mx;
-            q->live_max = lm;
-            q->samples = ns;
-        } else {
-            out[(*nb)++] = *p;
-        }
-        prev = col;
-    }
+    uint64_t t0 = in->d->start_ns + (uint64_t)(x->v0 * 1e9), t1 = in->d->start_ns + (uint64_t)(x->v1 * 1e9);
+    *nb = fig_bin(&h, from, t0, t1, ncols, out, NULL);
     return out;
 }
 
-static void polyline(FILE *f, const struct htmlhist_pt *b, size_t n, const struct input *in,
+static void polyline(FILE *f, const struct fig_point *b, size_t n, const struct input *in,
                      const struct htmlfmt_scale *x, const struct htmlfmt_scale *y, size_t field,
                      const char *attrs)
 {
     fputs("<polyline fill=\"none\" points=\"", f);
     for (size_t i = 0; i < n; i++) {
-        uint64_t v = field == 0 ? b[i].rss : field == 1 ? b[i].live : b[i].be[field - 2];
+        uint64_t v = field == 0 ? b[i].rss : field == 1 ? b[i].live : b[i].be.v[field - 2];
         fprintf(f, "%s%.1f,%.1f", i ? " " : "", htmlfmt_at(x, since_start(in->d, b[i].t_ns)),
                 htmlfmt_at(y, (double)v));
     }
@@ -623,7 +563,7 @@ static void polyline(FILE *f, const struct htmlhist_pt *b, size_t n, const struc
 
 /* A band between two figures of the bins (lo: rss_min or live; hi:
  * rss_max or live_max), when they differ anywhere. */
-static void band(FILE *f, const struct htmlhist_pt *b, size_t n, const struct input *in,
+static void band(FILE *f, const struct fig_point *b, size_t n, const struct input *in,
                  const struct htmlfmt_scale *x, const struct htmlfmt_scale *y, int live,
                  double opacity)
 {
@@ -678,7 +618,7 @@ static uint64_t history_max(const struct input *in, size_t n, int fine)
     uint64_t m = 0;
     for (size_t i = 0; i < n; i++) {
         for (size_t k = fine ? in[i].npts - in[i].nfine : 0; k < in[i].npts; k++) {
-            const struct htmlhist_pt *p = &in[i].pts[k];
+            const struct fig_point *p = &in[i].pts[k];
             if (p->rss_max > m)
                 m = p->rss_max;
             if (p->live_max > m)
@@ -707,7 +647,7 @@ static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
     struct htmlfmt_byte_ticks bt;
     char a[48], b[48], c[48], e[48], id[32];
     int oom = 0;
-    struct htmlhist_pt *bins[HTML_INPUTS_MAX] = { NULL }, *rows[HTML_INPUTS_MAX] = { NULL };
+    struct fig_point *bins[HTML_INPUTS_MAX] = { NULL }, *rows[HTML_INPUTS_MAX] = { NULL };
     size_t nb[HTML_INPUTS_MAX] = { 0 }, nr[HTML_INPUTS_MAX] = { 0 };
 
     snprintf(id, sizeof id, "hist%d", fine);
@@ -790,8 +730,8 @@ static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
                 px, htmlfmt_at(&y, (double)d->peak_rss), in[i].colour);
         htmlfmt_esc(f, in[i].label);
         fprintf(f, ": peak RSS %s at %s</title></circle>\n",
-                htmlfmt_bytes(a, sizeof a, d->peak_rss),
-                htmlfmt_elapsed(b, sizeof b, since_start(d, d->peak_rss_ns)));
+                figfmt_bytes(a, sizeof a, d->peak_rss),
+                figfmt_elapsed(b, sizeof b, since_start(d, d->peak_rss_ns)));
     }
     fputs("</svg>\n", f);
 
@@ -808,20 +748,20 @@ static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
                    "<th scope=\"col\">live highest</th></tr></thead>\n<tbody>\n",
                 nr[i], nr[i] == 1 ? "" : "s", TABLE_PX);
         for (size_t k = 0; k < nr[i]; k++) {
-            const struct htmlhist_pt *p = &rows[i][k];
+            const struct fig_point *p = &rows[i][k];
             fprintf(f, "<tr data-t=\"%llu\" data-rss=\"%llu\" data-rss-min=\"%llu\" "
                        "data-rss-max=\"%llu\" data-live=\"%llu\" data-live-max=\"%llu\">"
                        "<th scope=\"row\">%s</th><td>%s</td><td>%llu</td>",
                     (unsigned long long)p->t_ns, (unsigned long long)p->rss,
                     (unsigned long long)p->rss_min, (unsigned long long)p->rss_max,
                     (unsigned long long)p->live, (unsigned long long)p->live_max,
-                    htmlfmt_hms(a, sizeof a, p->t_ns),
-                    htmlfmt_elapsed(b, sizeof b, since_start(in[i].d, p->t_ns)),
+                    figfmt_hms(a, sizeof a, p->t_ns, 0),
+                    figfmt_elapsed(b, sizeof b, since_start(in[i].d, p->t_ns)),
                     (unsigned long long)p->samples);
-            fprintf(f, "<td>%s</td><td>%s</td><td>%s</td>", htmlfmt_bytes(a, sizeof a, p->rss),
-                    htmlfmt_bytes(b, sizeof b, p->rss_min), htmlfmt_bytes(c, sizeof c, p->rss_max));
-            fprintf(f, "<td>%s</td><td>%s</td></tr>\n", htmlfmt_bytes(a, sizeof a, p->live),
-                    htmlfmt_bytes(e, sizeof e, p->live_max));
+            fprintf(f, "<td>%s</td><td>%s</td><td>%s</td>", figfmt_bytes(a, sizeof a, p->rss),
+                    figfmt_bytes(b, sizeof b, p->rss_min), figfmt_bytes(c, sizeof c, p->rss_max));
+            fprintf(f, "<td>%s</td><td>%s</td></tr>\n", figfmt_bytes(a, sizeof a, p->live),
+                    figfmt_bytes(e, sizeof e, p->live_max));
         }
         fputs("</tbody>\n</table>\n", f);
     }
@@ -832,13 +772,6 @@ out:
         free(rows[i]);
     }
     return oom ? ENOMEM : 0;
-}
-
-/* Whether field k of the backend's statistics is bytes (glibc's arena
- * count is not). */
-static int be_bytes(int backend_id, unsigned k)
-{
-    return *dump_be_field(backend_id, k) && !(backend_id == SEG_BACKEND_GLIBC && k == 5);
 }
 
 /* Line styles of the backend's fields in a panel: all in the input's
@@ -885,8 +818,8 @@ static int allocator_charts(FILE *f, const struct input *in, size_t n)
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < in[i].npts; k++) {
             for (unsigned j = 0; j < 6; j++)
-                if (be_bytes(in[i].d->backend_id, j) && in[i].pts[k].be[j] > vmax)
-                    vmax = in[i].pts[k].be[j];
+                if (dump_be_bytes(in[i].d->backend_id, j) && in[i].pts[k].be.v[j] > vmax)
+                    vmax = in[i].pts[k].be.v[j];
             if (in[i].pts[k].rss > vmax)
                 vmax = in[i].pts[k].rss;
         }
@@ -905,7 +838,7 @@ static int allocator_charts(FILE *f, const struct input *in, size_t n)
     for (size_t i = 0; i < n; i++) {
         const struct dump *d = in[i].d;
         size_t nb = 0, nr = 0;
-        struct htmlhist_pt *b = bin_points(&in[i], 0, &x, BIN_PX, &nb, &oom), *r = NULL;
+        struct fig_point *b = bin_points(&in[i], 0, &x, BIN_PX, &nb, &oom), *r = NULL;
         if (!oom)
             r = bin_points(&in[i], 0, &x, TABLE_PX, &nr, &oom);
         if (oom) {
@@ -919,7 +852,7 @@ static int allocator_charts(FILE *f, const struct input *in, size_t n)
         fputs("</h4>\n<div class=\"legend\">", f);
         for (unsigned j = 0; j < 6; j++) {
             char text[160];
-            if (!be_bytes(d->backend_id, j))
+            if (!dump_be_bytes(d->backend_id, j))
                 continue;
             be_attrs(text, sizeof text, &in[i], j);
             fprintf(f, "<span><svg viewBox=\"0 0 26 10\" aria-hidden=\"true\"><line x1=\"1\" x2=\"25\" "
@@ -935,7 +868,7 @@ static int allocator_charts(FILE *f, const struct input *in, size_t n)
             polyline(f, b, nb, &in[i], &x, &y, 0, "stroke=\"#b4bac4\" stroke-width=\"3\"");
             for (unsigned j = 0; j < 6; j++) {
                 char attr[160];
-                if (!be_bytes(d->backend_id, j))
+                if (!dump_be_bytes(d->backend_id, j))
                     continue;
                 be_attrs(attr, sizeof attr, &in[i], j);
                 strcat(attr, " stroke-linejoin=\"round\"");
@@ -961,15 +894,15 @@ static int allocator_charts(FILE *f, const struct input *in, size_t n)
         fputs("</tr></thead>\n<tbody>\n", f);
         for (size_t k = 0; k < nr; k++) {
             fprintf(f, "<tr data-t=\"%llu\"><th scope=\"row\">%s</th>", (unsigned long long)r[k].t_ns,
-                    htmlfmt_elapsed(a, sizeof a, since_start(d, r[k].t_ns)));
+                    figfmt_elapsed(a, sizeof a, since_start(d, r[k].t_ns)));
             for (unsigned j = 0; j < 6; j++) {
                 if (!*dump_be_field(d->backend_id, j))
                     continue;
-                fprintf(f, "<td data-v=\"%llu\">", (unsigned long long)r[k].be[j]);
-                if (be_bytes(d->backend_id, j))
-                    fputs(htmlfmt_bytes(a, sizeof a, r[k].be[j]), f);
+                fprintf(f, "<td data-v=\"%llu\">", (unsigned long long)r[k].be.v[j]);
+                if (dump_be_bytes(d->backend_id, j))
+                    fputs(figfmt_bytes(a, sizeof a, r[k].be.v[j]), f);
                 else
-                    fprintf(f, "%llu", (unsigned long long)r[k].be[j]);
+                    fprintf(f, "%llu", (unsigned long long)r[k].be.v[j]);
                 fputs("</td>", f);
             }
             fputs("</tr>\n", f);
@@ -984,41 +917,20 @@ static int allocator_charts(FILE *f, const struct input *in, size_t n)
 
 /* ---- Size classes ---- */
 
-/* The classes of the live-bytes chart: the CLASS_BARS_MAX with the most
- * live usable bytes in any input, in size order. Returns how many. */
-static int pick_live_classes(const struct input *in, size_t n, unsigned *out)
+/* The dumps of the inputs, for figures.h's pickers. */
+static void dumps_of(const struct input *in, size_t n, const struct dump **out)
 {
-    uint64_t key[SIZECLASS_COUNT];
-    int m = 0;
-    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
-        key[c] = 0;
-        for (size_t i = 0; i < n; i++)
-            if (in[i].d->cls[c].live_usable > key[c])
-                key[c] = in[i].d->cls[c].live_usable;
-    }
-    for (int k = 0; k < CLASS_BARS_MAX; k++) {
-        int best = -1;
-        for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
-            if (key[c] && (best < 0 || key[c] > key[best]))
-                best = (int)c;
-        if (best < 0)
-            break;
-        out[m++] = (unsigned)best;
-        key[best] = 0;
-    }
-    for (int i = 1; i < m; i++)
-        for (int k = i; k > 0 && out[k - 1] > out[k]; k--) {
-            unsigned t = out[k];
-            out[k] = out[k - 1];
-            out[k - 1] = t;
-        }
-    return m;
+    for (size_t i = 0; i < n; i++)
+        out[i] = in[i].d;
 }
 
 static void class_chart(FILE *f, const struct input *in, size_t n)
 {
-    unsigned pick[CLASS_BARS_MAX];
-    int m = pick_live_classes(in, n, pick);
+    unsigned pick[SIZECLASS_COUNT];
+    const struct dump *ds[HTML_INPUTS_MAX] = { NULL };
+    int more;
+    dumps_of(in, n, ds);
+    int m = fig_pick_classes(ds, n, FK_USABLE, CLASS_BARS_MAX, pick, &more);
     const double lab_w = 110, right = 130, bar_h = n > 4 ? 6 : n > 2 ? 8 : 11, gap = 2, pad = 8;
     double row_h = (double)n * bar_h + (double)(n - 1) * gap + pad, top = 6, h;
     uint64_t vmax = 0;
@@ -1062,7 +974,7 @@ static void class_chart(FILE *f, const struct input *in, size_t n)
     for (int k = 0; k < m; k++) {
         double ry = top + k * row_h;
         fprintf(f, "<text class=\"lab\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", lab_w - 8,
-                ry + (row_h - pad) / 2 + 4.5, htmlfmt_class_label(a, sizeof a, pick[k]));
+                ry + (row_h - pad) / 2 + 4.5, figfmt_class(a, sizeof a, pick[k], FF_WORDS));
         for (size_t i = 0; i < n; i++) {
             uint64_t v = in[i].d->cls[pick[k]].live_usable;
             double by = ry + (double)i * (bar_h + gap), w = htmlfmt_at(&x, (double)v) - x.p0;
@@ -1071,7 +983,7 @@ static void class_chart(FILE *f, const struct input *in, size_t n)
             fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
                     x.p0, by, w < 1 ? 1 : w, bar_h, in[i].colour);
             htmlfmt_esc(f, in[i].label);
-            fprintf(f, ", %s: %s live usable</title></rect>", a, htmlfmt_bytes(b, sizeof b, v));
+            fprintf(f, ", %s: %s live usable</title></rect>", a, figfmt_bytes(b, sizeof b, v));
             /* every bar's value where bars are tall enough, else the row's largest */
             int biggest = 1;   /* the first input with the row's largest value */
             for (size_t k2 = 0; k2 < n; k2++)
@@ -1080,7 +992,7 @@ static void class_chart(FILE *f, const struct input *in, size_t n)
             if (bar_h >= 10 || biggest)
                 fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\" font-size=\"%.1f\">%s</text>",
                         x.p0 + (w < 1 ? 1 : w) + 5, bar_h >= 10 ? by + bar_h - 0.5 : ry + (row_h - pad) / 2 + 4,
-                        bar_h >= 10 ? 10.5 : 11.0, htmlfmt_bytes(b, sizeof b, v));
+                        bar_h >= 10 ? 10.5 : 11.0, figfmt_bytes(b, sizeof b, v));
             fputc('\n', f);
         }
     }
@@ -1103,16 +1015,16 @@ static void class_chart(FILE *f, const struct input *in, size_t n)
         if (!any)
             continue;
         fprintf(f, "<tr data-class=\"%u\"><th class=\"l\" scope=\"row\">%s</th>", c,
-                htmlfmt_class_label(a, sizeof a, c));
+                figfmt_class(a, sizeof a, c, FF_WORDS));
         for (size_t i = 0; i < n; i++) {
             const struct dump_class *k = &in[i].d->cls[c];
             char e[48];
             fprintf(f, "<td data-input=\"%zu\" data-allocs=\"%llu\">%s</td><td data-live-count=\"%llu\">%s</td>",
-                    i, (unsigned long long)k->allocs, htmlfmt_count(a, sizeof a, (double)k->allocs),
-                    (unsigned long long)k->live_count, htmlfmt_count(b, sizeof b, (double)k->live_count));
+                    i, (unsigned long long)k->allocs, figfmt_count(a, sizeof a, (double)k->allocs),
+                    (unsigned long long)k->live_count, figfmt_count(b, sizeof b, (double)k->live_count));
             fprintf(f, "<td data-live-bytes=\"%llu\">%s</td><td data-live-usable=\"%llu\">%s</td>",
-                    (unsigned long long)k->live_req, htmlfmt_bytes(a, sizeof a, k->live_req),
-                    (unsigned long long)k->live_usable, htmlfmt_bytes(e, sizeof e, k->live_usable));
+                    (unsigned long long)k->live_req, figfmt_bytes(a, sizeof a, k->live_req),
+                    (unsigned long long)k->live_usable, figfmt_bytes(e, sizeof e, k->live_usable));
         }
         fputs("</tr>\n", f);
     }
@@ -1121,64 +1033,13 @@ static void class_chart(FILE *f, const struct input *in, size_t n)
 
 /* ---- Heat maps ---- */
 
-static const uint64_t *heat_row(const struct dump *d, unsigned c, int ages)
-{
-    return ages ? d->cls[c].age : d->cls[c].life;
-}
-
-static uint64_t heat_sum(const struct dump *d, unsigned c, int ages)
-{
-    uint64_t s = 0;
-    for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++)
-        s += heat_row(d, c, ages)[b];
-    return s;
-}
-
-/* The estimate of a tracked count: times the sample rate. */
-static double scaled(const struct dump *d, uint64_t v)
-{
-    return (double)v * (d->sample ? d->sample : 1);
-}
-
-/* The classes with any count in any input, in size order; the
- * HEAT_ROWS_MAX with the most (estimated) blocks in any when more. */
-static int pick_heat_classes(const struct input *in, size_t n, int ages, unsigned *out, int *more)
-{
-    double key[SIZECLASS_COUNT];
-    int m = 0, all = 0;
-    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
-        key[c] = 0;
-        for (size_t i = 0; i < n; i++) {
-            double s = scaled(in[i].d, heat_sum(in[i].d, c, ages));
-            if (s > key[c])
-                key[c] = s;
-        }
-        all += key[c] > 0;
-    }
-    for (int k = 0; k < HEAT_ROWS_MAX; k++) {
-        int best = -1;
-        for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
-            if (key[c] > 0 && (best < 0 || key[c] > key[best]))
-                best = (int)c;
-        if (best < 0)
-            break;
-        out[m++] = (unsigned)best;
-        key[best] = 0;
-    }
-    for (int i = 1; i < m; i++)
-        for (int k = i; k > 0 && out[k - 1] > out[k]; k--) {
-            unsigned t = out[k];
-            out[k] = out[k - 1];
-            out[k - 1] = t;
-        }
-    *more = all - m;
-    return m;
-}
-
 static void heat_maps(FILE *f, const struct input *in, size_t n, int ages)
 {
-    unsigned pick[HEAT_ROWS_MAX];
-    int more, m = pick_heat_classes(in, n, ages, pick, &more);
+    unsigned pick[SIZECLASS_COUNT];
+    const struct dump *ds[HTML_INPUTS_MAX] = { NULL };
+    int more;
+    dumps_of(in, n, ds);
+    int m = fig_pick_classes(ds, n, ages ? FK_AGE : FK_LIFE, HEAT_ROWS_MAX, pick, &more);
     const double w = n == 1 ? 760 : HALF_W, left = 84, right = 62, top = 26, rh = 13;
     double cw = (w - left - right) / LIFEBUCKET_COUNT, h = top + (m ? m : 1) * rh + 58;
     double vmax = 0;
@@ -1190,7 +1051,9 @@ static void heat_maps(FILE *f, const struct input *in, size_t n, int ages)
     for (size_t i = 0; i < n; i++)
         for (int k = 0; k < m; k++)
             for (unsigned bk = 0; bk < LIFEBUCKET_COUNT; bk++) {
-                double v = scaled(in[i].d, heat_row(in[i].d, pick[k], ages)[bk]);
+                struct fig_class fc;
+                fig_class_of(in[i].d, pick[k], &fc);
+                double v = ages ? fc.age[bk] : fc.life[bk];
                 if (v > vmax)
                     vmax = v;
             }
@@ -1228,32 +1091,34 @@ static void heat_maps(FILE *f, const struct input *in, size_t n, int ages)
             fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"v\"/>", px, px,
                     top - 5, top);
             fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>", px, top - 9,
-                    htmlfmt_bucket(a, sizeof a, ticks[t]));
+                    figfmt_bucket(a, sizeof a, (int)(ticks[t]), FF_WORDS));
         }
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">blocks</text>", w - 2, top - 9);
         fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f7f8fa\" "
                    "stroke=\"#e3e6ea\"/>", left, top, cw * LIFEBUCKET_COUNT, m * rh);
         fputs("</g>\n", f);
         for (int k = 0; k < m; k++) {
-            const uint64_t *row = heat_row(d, pick[k], ages);
+            struct fig_class fc;
+            fig_class_of(d, pick[k], &fc);
+            const double *row = ages ? fc.age : fc.life;
             double ry = top + k * rh;
             fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>", left - 6,
-                    ry + rh - 3, htmlfmt_class_label(a, sizeof a, pick[k]));
+                    ry + rh - 3, figfmt_class(a, sizeof a, pick[k], FF_WORDS));
             for (unsigned bk = 0; bk < LIFEBUCKET_COUNT; bk++) {
-                double v = scaled(d, row[bk]);
-                if (!row[bk])
+                double v = row[bk];
+                if (!(v > 0))
                     continue;
                 htmlfmt_heat_colour(col, sizeof col, in[i].colour,
                                     vmax > 1 ? log(v) / log(vmax) : 1);
                 fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
                            "<title>%s, %s %s %s: %s</title></rect>",
                         left + bk * cw + 0.5, ry + 0.5, cw - 1, rh - 1, col, a, what,
-                        bk == LIFEBUCKET_LAST ? "" : "\u2264", htmlfmt_bucket(b, sizeof b, bk),
-                        htmlfmt_count(num, sizeof num, v));
+                        bk == LIFEBUCKET_LAST ? "" : "\u2264", figfmt_bucket(b, sizeof b, (int)(bk), FF_WORDS),
+                        figfmt_count(num, sizeof num, v));
             }
-            uint64_t sum = heat_sum(d, pick[k], ages);
+            double sum = ages ? fc.age_all : fc.life_all;
             fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", w - 2,
-                    ry + rh - 3, sum ? htmlfmt_count(a, sizeof a, scaled(d, sum)) : "");
+                    ry + rh - 3, sum > 0 ? figfmt_count(a, sizeof a, sum) : "");
         }
         /* the colour scale, under the map */
         double ly = top + m * rh + 14, lw = 150;
@@ -1267,7 +1132,7 @@ static void heat_maps(FILE *f, const struct input *in, size_t n, int ages)
         }
         fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\">1</text><text class=\"dim\" x=\"%.1f\" "
                    "y=\"%.1f\" text-anchor=\"end\">%s blocks</text>\n",
-                left, ly + 42, left + lw, ly + 42, htmlfmt_count(a, sizeof a, vmax));
+                left, ly + 42, left + lw, ly + 42, figfmt_count(a, sizeof a, vmax));
         fputs("</svg>\n</figure>\n", f);
     }
     fputs("</div>\n", f);
@@ -1284,23 +1149,25 @@ static void heat_maps(FILE *f, const struct input *in, size_t n, int ages)
                 ages ? "live blocks" : "freed blocks", what);
         for (unsigned bk = 0; bk < LIFEBUCKET_COUNT; bk++)
             fprintf(f, "<th scope=\"col\">%s%s</th>", bk == LIFEBUCKET_LAST ? "" : "\u2264",
-                    htmlfmt_bucket(a, sizeof a, bk));
+                    figfmt_bucket(a, sizeof a, (int)(bk), FF_WORDS));
         fputs("<th scope=\"col\">all</th></tr></thead>\n<tbody>\n", f);
         for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
-            const uint64_t *row = heat_row(d, c, ages);
-            uint64_t sum = heat_sum(d, c, ages);
+            const uint64_t *row = ages ? d->cls[c].age : d->cls[c].life;
+            struct fig_class fc;
+            fig_class_of(d, c, &fc);
+            double sum = ages ? fc.age_all : fc.life_all;
             if (!sum)
                 continue;
             fprintf(f, "<tr data-class=\"%u\"><th class=\"l\" scope=\"row\">%s</th>", c,
-                    htmlfmt_class_label(a, sizeof a, c));
+                    figfmt_class(a, sizeof a, c, FF_WORDS));
             for (unsigned bk = 0; bk < LIFEBUCKET_COUNT; bk++) {
                 if (row[bk])
                     fprintf(f, "<td data-count=\"%llu\">%s</td>", (unsigned long long)row[bk],
-                            htmlfmt_count(a, sizeof a, scaled(d, row[bk])));
+                            figfmt_count(a, sizeof a, ages ? fc.age[bk] : fc.life[bk]));
                 else
                     fputs("<td></td>", f);
             }
-            fprintf(f, "<td>%s</td></tr>\n", htmlfmt_count(a, sizeof a, scaled(d, sum)));
+            fprintf(f, "<td>%s</td></tr>\n", figfmt_count(a, sizeof a, sum));
         }
         fputs("</tbody>\n</table>\n", f);
     }
@@ -1358,7 +1225,8 @@ static void frame_item(FILE *f, const struct dump *d, const struct dump_frame *f
 
 static void call_sites(FILE *f, const struct input *in, size_t n, const struct html_opts *o)
 {
-    size_t idx[HTML_INPUTS_MAX][64], cnt[HTML_INPUTS_MAX];
+    static struct fig_site site[HTML_INPUTS_MAX][64];
+    size_t cnt[HTML_INPUTS_MAX];
     size_t top = o->top > 0 ? (size_t)o->top : 5;
     int nframes = o->frames > 0 ? o->frames : 6;
     double vmax = 0;
@@ -1370,14 +1238,12 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
     fprintf(f, "<p class=\"lead\">The stacks whose tracked blocks hold the most live bytes, innermost "
                "frame first. Figures are tracked blocks times the sample rate (exact with sample:1); "
                "long-lived: older than %s. The bars share one scale.</p>\n",
-            htmlfmt_bucket(a, sizeof a, o->long_bucket));
+            figfmt_bucket(a, sizeof a, (int)(o->long_bucket), FF_WORDS));
     for (size_t i = 0; i < n; i++) {
-        cnt[i] = view_rank_stacks(in[i].d, VR_LIVE, o->long_bucket, idx[i], top);
-        for (size_t k = 0; k < cnt[i]; k++) {
-            double v = scaled(in[i].d, in[i].d->stacks[idx[i][k]].live_req);
-            if (v > vmax)
-                vmax = v;
-        }
+        cnt[i] = fig_sites(in[i].d, FR_LIVE, o->long_bucket, site[i], top);
+        for (size_t k = 0; k < cnt[i]; k++)
+            if (site[i][k].live_bytes > vmax)
+                vmax = site[i][k].live_bytes;
     }
     for (size_t i = 0; i < n; i++) {
         const struct dump *d = in[i].d;
@@ -1398,7 +1264,7 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
             fputs("<p class=\"note warn\">Stacks stopped while the process ran; its stderr says why.</p>\n", f);
         if (d->stacks_dropped)
             fprintf(f, "<p class=\"note warn\">The stack table was full for %s tracked allocations "
-                       "(not shown).</p>\n", htmlfmt_count(a, sizeof a, (double)d->stacks_dropped));
+                       "(not shown).</p>\n", figfmt_count(a, sizeof a, (double)d->stacks_dropped));
         if (cnt[i] == 0) {
             fputs("<p class=\"note\">No stack holds live blocks.</p>\n", f);
             continue;
@@ -1413,22 +1279,22 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
                    "<th class=\"l\" scope=\"col\">frames</th></tr></thead>\n<tbody>\n",
                 cnt[i], d->nstacks);
         for (size_t k = 0; k < cnt[i]; k++) {
-            const struct dump_stack *s = &d->stacks[idx[i][k]];
-            double live = scaled(d, s->live_req), older = scaled(d, dump_stack_older(s, o->long_bucket));
-            int med = view_median_bucket(s->age_count);
+            const struct fig_site *x = &site[i][k];
+            const struct dump_stack *s = x->s;
+            int med = x->age_median;
             fprintf(f, "<tr data-stack=\"%u\" data-live-bytes=\"%.0f\" data-tracked-live-bytes=\"%llu\">"
                        "<td class=\"n\">%zu</td><td class=\"n\">%s<span class=\"bar\" style=\"width:%.1fpx;"
                        "background:%s\"></span></td>",
-                    s->id, live, (unsigned long long)s->live_req, k + 1,
-                    htmlfmt_bytes(a, sizeof a, (uint64_t)live), vmax > 0 ? 150.0 * live / vmax : 0,
-                    in[i].colour);
+                    s->id, x->live_bytes, (unsigned long long)s->live_req, k + 1,
+                    figfmt_bytes(a, sizeof a, (uint64_t)x->live_bytes),
+                    vmax > 0 ? 150.0 * x->live_bytes / vmax : 0, in[i].colour);
             fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s%s</td>"
                        "<td class=\"n\">%s</td><td class=\"l\"><ol class=\"frames\">\n",
-                    htmlfmt_bytes(b, sizeof b, (uint64_t)older),
-                    htmlfmt_count(c, sizeof c, scaled(d, s->live_count)),
+                    figfmt_bytes(b, sizeof b, (uint64_t)x->long_bytes),
+                    figfmt_count(c, sizeof c, x->live_blocks),
                     med < 0 ? "-" : med == LIFEBUCKET_LAST ? "" : "\u2264",
-                    med < 0 ? "" : htmlfmt_bucket(e, sizeof e, (unsigned)med),
-                    htmlfmt_count(a, sizeof a, scaled(d, s->allocs)));
+                    med < 0 ? "" : figfmt_bucket(e, sizeof e, med, FF_WORDS),
+                    figfmt_count(a, sizeof a, x->allocs));
             for (uint32_t j = 0; j < s->depth && s->frame0 + j < d->nframes; j++) {
                 if ((int)j == nframes)
                     fprintf(f, "<li><details><summary>%u more frame%s</summary><ol class=\"frames\">\n",
@@ -1442,8 +1308,8 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
         fputs("</tbody>\n</table>\n", f);
         if (d->nostack_live_count)
             fprintf(f, "<p class=\"note\">%s live tracked blocks (%s) have no stack.</p>\n",
-                    htmlfmt_count(a, sizeof a, (double)d->nostack_live_count),
-                    htmlfmt_bytes(b, sizeof b, d->nostack_live_req));
+                    figfmt_count(a, sizeof a, (double)d->nostack_live_count),
+                    figfmt_bytes(b, sizeof b, d->nostack_live_req));
     }
     fputs("</section>\n", f);
 }
@@ -1453,7 +1319,7 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
 int html_report(FILE *f, const struct dump *const *d, size_t n, const struct html_opts *o)
 {
     struct input in[HTML_INPUTS_MAX];
-    struct htmlhist hist;
+    struct fig_history hist;
     int rc = 0, any_coarse = 0;
 
     if (n < 1 || n > HTML_INPUTS_MAX)
@@ -1462,9 +1328,9 @@ int html_report(FILE *f, const struct dump *const *d, size_t n, const struct htm
     for (size_t i = 0; i < n; i++) {
         in[i].d = d[i];
         in[i].colour = htmlfmt_palette[i];
-        in[i].last = dump_last(d[i]);
-        in[i].have_a = view_alloc_figures(d[i], in[i].last, &in[i].a);
-        rc = htmlhist_merge(d[i], &hist);
+        fig_waterfall(d[i], in[i].st);
+        fig_alloc_of(d[i], dump_last(d[i]), &in[i].a);
+        rc = fig_history(d[i], &hist);
         in[i].pts = hist.pts;
         in[i].npts = hist.npts;
         in[i].nfine = hist.nfine;

@@ -4,7 +4,7 @@
 
 #include "htmlfmt.h"
 
-#include "view.h"
+#include "figfmt.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -43,59 +43,6 @@ void htmlfmt_esc_wbr(FILE *f, const char *s)
     }
 }
 
-char *htmlfmt_bytes(char *dst, size_t cap, uint64_t v)
-{
-    return view_bytes(dst, cap, v);
-}
-
-/* A count with three significant digits above 9999: "1234", "12.3K", "4.56M". */
-char *htmlfmt_count(char *dst, size_t cap, double v)
-{
-    static const char *const unit[] = { "K", "M", "G", "T", "P", "E" };
-    int u = -1;
-    if (v < 9999.5) {
-        snprintf(dst, cap, "%.0f", v);
-        return dst;
-    }
-    while (v >= 1000 && u < 5) {
-        v /= 1000;
-        u++;
-    }
-    snprintf(dst, cap, v >= 100 ? "%.0f%s" : v >= 10 ? "%.1f%s" : "%.2f%s", v, unit[u]);
-    return dst;
-}
-
-/* A duration: "850 ms", "42 s", "12 min 5 s", "3 h 20 min", "2 d 4 h". */
-char *htmlfmt_dur(char *dst, size_t cap, double s)
-{
-    if (s < 1)
-        snprintf(dst, cap, "%.0f ms", s * 1e3);
-    else if (s < 60)
-        snprintf(dst, cap, "%.0f s", s);
-    else if (s < 3600)
-        snprintf(dst, cap, "%.0f min %.0f s", floor(s / 60), fmod(floor(s), 60));
-    else if (s < 86400)
-        snprintf(dst, cap, "%.0f h %.0f min", floor(s / 3600), fmod(floor(s / 60), 60));
-    else
-        snprintf(dst, cap, "%.0f d %.0f h", floor(s / 86400), fmod(floor(s / 3600), 24));
-    return dst;
-}
-
-/* Seconds since start to the second: "42 s", "12:05", "3:20:05", "6 d 03:20:05". */
-char *htmlfmt_elapsed(char *dst, size_t cap, double s)
-{
-    unsigned long long v = s > 0 ? (unsigned long long)(s + 0.5) : 0;
-    if (v < 60)
-        snprintf(dst, cap, "%llu s", v);
-    else if (v < 3600)
-        snprintf(dst, cap, "%llu:%02llu", v / 60, v % 60);
-    else if (v < 86400)
-        snprintf(dst, cap, "%llu:%02llu:%02llu", v / 3600, v / 60 % 60, v % 60);
-    else
-        snprintf(dst, cap, "%llu d %02llu:%02llu:%02llu", v / 86400, v / 3600 % 24, v / 60 % 60, v % 60);
-    return dst;
-}
-
 /* A label of a time axis at v seconds, its ticks `step` apart: as precise
  * as the step needs ("30 s", "2:30", "45 min", "3 h", "6 d 12 h", "2 d"). */
 static char *fmt_tick(char *dst, size_t cap, double v, double step)
@@ -126,67 +73,6 @@ static char *fmt_tick(char *dst, size_t cap, double v, double step)
     else
         snprintf(dst, cap, "%llu d", u / 86400);
     return dst;
-}
-
-/* CLOCK_REALTIME ns as "2026-12-01 23:29:43 UTC" (a page is read elsewhere). */
-char *htmlfmt_utc(char *dst, size_t cap, uint64_t ns)
-{
-    time_t t = (time_t)(ns / 1000000000ull);
-    struct tm tm;
-    if (!ns || !gmtime_r(&t, &tm) || !strftime(dst, cap, "%Y-%m-%d %H:%M:%S UTC", &tm))
-        snprintf(dst, cap, "-");
-    return dst;
-}
-
-/* The same, time of day only. */
-char *htmlfmt_hms(char *dst, size_t cap, uint64_t ns)
-{
-    time_t t = (time_t)(ns / 1000000000ull);
-    struct tm tm;
-    if (!ns || !gmtime_r(&t, &tm) || !strftime(dst, cap, "%H:%M:%S", &tm))
-        snprintf(dst, cap, "-");
-    return dst;
-}
-
-/* The bound of lifetime bucket b, short: "1 µs", "4.1 ms", "17 s", "4.5 min". */
-char *htmlfmt_bucket(char *dst, size_t cap, unsigned b)
-{
-    if (b >= LIFEBUCKET_LAST) {
-        char t[32];
-        snprintf(dst, cap, "> %s", htmlfmt_bucket(t, sizeof t, LIFEBUCKET_LAST - 1));
-        return dst;
-    }
-    double ns = (double)lifebucket_max_ns(b);
-    if (ns < 1e6)
-        snprintf(dst, cap, "%.3g µs", ns / 1e3);
-    else if (ns < 1e9)
-        snprintf(dst, cap, "%.2g ms", ns / 1e6);
-    else if (ns < 60e9)
-        snprintf(dst, cap, "%.2g s", ns / 1e9);
-    else if (ns < 3600e9)
-        snprintf(dst, cap, "%.2g min", ns / 60e9);
-    else if (ns < 86400e9)
-        snprintf(dst, cap, "%.2g h", ns / 3600e9);
-    else
-        snprintf(dst, cap, "%.2g d", ns / 86400e9);
-    return dst;
-}
-
-/* A size class's label, "≤16 B" where the view writes "<=16 B". */
-char *htmlfmt_class_label(char *dst, size_t cap, unsigned c)
-{
-    char t[40];
-    view_class_label(t, sizeof t, c);
-    if (!strncmp(t, "<=", 2))
-        snprintf(dst, cap, "\u2264%s", t + 2);
-    else
-        snprintf(dst, cap, "%s", t);
-    return dst;
-}
-
-double htmlfmt_ratio(uint64_t a, uint64_t b)
-{
-    return b ? (double)a / (double)b : 0.0;
 }
 
 /* ---- Colours ---- */

@@ -1,6 +1,6 @@
 /* htmlfmt: what every section of shimdump --html's page (html.c) writes
- * with: escaped text, numbers, bytes and times as labels, the inputs'
- * colours, and the scales and axes of the charts. */
+ * with, beside figfmt.h's amounts: escaped text, the inputs' colours, and
+ * the scales and axes of the charts. */
 #ifndef MALLOCSHIM_HTMLFMT_H
 #define MALLOCSHIM_HTMLFMT_H
 
@@ -18,38 +18,6 @@ void htmlfmt_esc(FILE *f, const char *s);
 /* htmlfmt_esc(), with a line-break opportunity after each comma and
  * slash: for configs and paths in a narrow column. */
 void htmlfmt_esc_wbr(FILE *f, const char *s);
-
-/* The label functions below write at most cap bytes (cap > 0) to dst,
- * always terminated, and return dst. */
-
-/* Bytes as "512 B", "16.0 KiB", "1.02 GiB" (view_bytes). */
-char *htmlfmt_bytes(char *dst, size_t cap, uint64_t v);
-
-/* A count with three significant digits above 9999: "1234", "12.3K", "4.56M". */
-char *htmlfmt_count(char *dst, size_t cap, double v);
-
-/* A duration of s seconds: "850 ms", "42 s", "12 min 5 s", "3 h 20 min", "2 d 4 h". */
-char *htmlfmt_dur(char *dst, size_t cap, double s);
-
-/* s seconds since start, to the second: "42 s", "12:05", "3:20:05", "6 d 03:20:05". */
-char *htmlfmt_elapsed(char *dst, size_t cap, double s);
-
-/* CLOCK_REALTIME ns as "2026-12-01 23:29:43 UTC" (a page is read
- * elsewhere); "-" for 0. */
-char *htmlfmt_utc(char *dst, size_t cap, uint64_t ns);
-
-/* The same, time of day only: "23:29:43". */
-char *htmlfmt_hms(char *dst, size_t cap, uint64_t ns);
-
-/* The bound of lifetime bucket b, short: "1 µs", "4.1 ms", "17 s",
- * "4.5 min"; "> ..." for LIFEBUCKET_LAST and above. */
-char *htmlfmt_bucket(char *dst, size_t cap, unsigned b);
-
-/* Size class c's label, "≤16 B" where the view writes "<=16 B". */
-char *htmlfmt_class_label(char *dst, size_t cap, unsigned c);
-
-/* a / b, or 0 when b is 0. */
-double htmlfmt_ratio(uint64_t a, uint64_t b);
 
 /* ---- Colours ---- */
 

@@ -1,0 +1,144 @@
+/* prom: the Prometheus text exposition of dumps (see prom.h). Every value
+ * comes from figures.h or is a count the dump holds as read. */
+#include "config.h"
+
+#include "prom.h"
+
+#include "figures.h"
+
+#include <string.h>
+
+static void labels(FILE *f, const struct dump *d)
+{
+    /* comm is already free of control characters; escape \ and ". */
+    fprintf(f, "{pid=\"%u\",comm=\"", d->pid);
+    for (const char *p = d->comm; *p; p++) {
+        if (*p == '\\' || *p == '"')
+            fputc('\\', f);
+        fputc(*p, f);
+    }
+    fprintf(f, "\",backend=\"%s\"", d->backend);
+}
+
+/* A metric's value for one dump: 1 and *v, or 0 when it has none. */
+struct metric {
+    const char *name, *type, *help;
+    int (*get)(const struct dump *d, const struct fig_step *st, double *v);
+};
+
+#define GETTER(fn, expr) \
+    static int fn(const struct dump *d, const struct fig_step *st, double *v) \
+    { \
+        (void)d; \
+        (void)st; \
+        expr; \
+    }
+GETTER(g_up, *v = d->state == DS_ALIVE; return 1)
+GETTER(g_allocs, *v = (double)d->total.allocs; return 1)
+GETTER(g_frees, *v = (double)d->total.frees; return 1)
+GETTER(g_reallocs, *v = (double)d->total.reallocs; return 1)
+GETTER(g_req, *v = (double)d->total.req_bytes; return 1)
+GETTER(g_live_count, *v = (double)d->total.live_count; return 1)
+GETTER(g_live, *v = (double)st[FS_REQ].v; return 1)
+GETTER(g_live_exact, *v = d->exact; return 1)
+GETTER(g_live_err, *v = (double)st[FS_REQ].err; return 1)
+GETTER(g_live_usable, *v = (double)st[FS_USABLE].v; return 1)
+GETTER(g_in_use, *v = (double)st[FS_INUSE].v; return st[FS_INUSE].have)
+GETTER(g_footprint, *v = (double)st[FS_FOOT].v; return st[FS_FOOT].have)
+GETTER(g_be_age, *v = (double)st[FS_INUSE].age.ns / 1e9; return st[FS_INUSE].age.known)
+GETTER(g_rss, *v = (double)st[FS_RSS].v; return st[FS_RSS].have)
+GETTER(g_rss_anon, const struct dump_sample *s = dump_last(d); if (!s) return 0; *v = (double)s->rss_anon; return 1)
+GETTER(g_rss_huge, const struct dump_sample *s = dump_last(d); if (!s) return 0; *v = (double)s->rss_huge; return 1)
+GETTER(g_vsz, const struct dump_sample *s = dump_last(d); if (!s) return 0; *v = (double)s->vsz; return 1)
+GETTER(g_sample_age, *v = (double)st[FS_RSS].age.ns / 1e9; return st[FS_RSS].age.known)
+GETTER(g_peak, *v = (double)st[FS_PEAK].v; return st[FS_PEAK].have)
+GETTER(g_sample, *v = d->sample; return 1)
+GETTER(g_start, *v = (double)(d->start_ns / 1000000000ull); return 1)
+#undef GETTER
+
+static const struct metric metrics[] = {
+    { "mallocshim_up", "gauge", "1 while the process runs, 0 once it is gone", g_up },
+    { "mallocshim_allocations_total", "counter", "Allocations, every one counted", g_allocs },
+    { "mallocshim_frees_total", "counter", "Frees, every one counted", g_frees },
+    { "mallocshim_reallocs_total", "counter", "Reallocations", g_reallocs },
+    { "mallocshim_requested_bytes_total", "counter", "Bytes requested by allocations", g_req },
+    { "mallocshim_live_blocks", "gauge", "Blocks allocated and not yet freed", g_live_count },
+    { "mallocshim_live_bytes", "gauge",
+      "Requested bytes of live blocks (estimate unless mallocshim_live_bytes_exact is 1)", g_live },
+    { "mallocshim_live_bytes_exact", "gauge", "1 when mallocshim_live_bytes is exact (sample:1)",
+      g_live_exact },
+    { "mallocshim_live_bytes_stderr", "gauge",
+      "Standard error of mallocshim_live_bytes, 0 when exact", g_live_err },
+    { "mallocshim_live_usable_bytes", "gauge", "Usable bytes of live blocks, exact", g_live_usable },
+    { "mallocshim_allocator_in_use_bytes", "gauge",
+      "What the allocator has handed out, as it counts (glibc uordblks+hblkhd, jemalloc active, "
+      "tcmalloc allocated)", g_in_use },
+    { "mallocshim_allocator_footprint_bytes", "gauge",
+      "What the allocator holds (glibc arena+hblkhd, jemalloc resident, tcmalloc heap less "
+      "unmapped)", g_footprint },
+    { "mallocshim_backend_stats_age_seconds", "gauge",
+      "How long before the snapshot the allocator's figures were taken", g_be_age },
+    { "mallocshim_rss_bytes", "gauge", "Process resident set size", g_rss },
+    { "mallocshim_rss_anon_bytes", "gauge", "Anonymous part of the RSS", g_rss_anon },
+    { "mallocshim_rss_huge_bytes", "gauge", "Anonymous huge pages in the RSS", g_rss_huge },
+    { "mallocshim_vsz_bytes", "gauge", "Process virtual size", g_vsz },
+    { "mallocshim_sample_age_seconds", "gauge",
+      "How long before the snapshot the latest sample (RSS and the rest) was taken", g_sample_age },
+    { "mallocshim_peak_rss_bytes", "gauge", "Highest RSS seen", g_peak },
+    { "mallocshim_sample_rate", "gauge", "1 in this many allocations is tracked", g_sample },
+    { "mallocshim_start_time_seconds", "gauge", "When recording started, Unix time", g_start },
+};
+
+void prom_write(FILE *f, const struct dump *const *d, size_t n)
+{
+    for (size_t m = 0; m < sizeof metrics / sizeof metrics[0]; m++) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", metrics[m].name, metrics[m].help,
+                metrics[m].name, metrics[m].type);
+        for (size_t i = 0; i < n; i++) {
+            struct fig_step st[FS_COUNT];
+            double v;
+            fig_waterfall(d[i], st);
+            if (!metrics[m].get(d[i], st, &v))
+                continue;
+            fputs(metrics[m].name, f);
+            labels(f, d[i]);
+            if (v == (double)(uint64_t)v)
+                fprintf(f, "} %llu\n", (unsigned long long)v);
+            else
+                fprintf(f, "} %.3f\n", v);
+        }
+    }
+    fputs("# HELP mallocshim_backend_stat The backend's own statistics, as named in shimdump --json\n"
+          "# TYPE mallocshim_backend_stat gauge\n", f);
+    for (size_t i = 0; i < n; i++) {
+        const struct dump_sample *s = dump_last(d[i]);
+        if (!s)
+            continue;
+        for (unsigned k = 0; k < 6; k++) {
+            const char *name = dump_be_field(d[i]->backend_id, k);
+            if (!*name)
+                continue;
+            fputs("mallocshim_backend_stat", f);
+            labels(f, d[i]);
+            fprintf(f, ",stat=\"%s\"} %llu\n", name, (unsigned long long)s->be.v[k]);
+        }
+    }
+    /* usable_max, not le: Prometheus keeps le for the cumulative buckets of
+     * a histogram, and these are not cumulative */
+    fputs("# HELP mallocshim_class_live_usable_bytes Live usable bytes per size class "
+          "(usable_min and usable_max: the class's smallest and largest usable size)\n"
+          "# TYPE mallocshim_class_live_usable_bytes gauge\n", f);
+    for (size_t i = 0; i < n; i++)
+        for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+            if (!d[i]->cls[c].live_usable)
+                continue;
+            fputs("mallocshim_class_live_usable_bytes", f);
+            labels(f, d[i]);
+            fprintf(f, ",usable_min=\"%zu\"", sizeclass_min(c));
+            if (c == SIZECLASS_LAST)
+                fputs(",usable_max=\"+Inf\"", f);
+            else
+                fprintf(f, ",usable_max=\"%zu\"", sizeclass_max(c));
+            fprintf(f, "} %llu\n", (unsigned long long)d[i]->cls[c].live_usable);
+        }
+}

@@ -1,0 +1,266 @@
+/* figures: the one place where shimdump's figures are made from a struct
+ * dump (a snapshot as read). Every output formats what these functions
+ * return and derives nothing of its own: the text view and --watch
+ * (cli/view.c), --prometheus (cli/prom.c), --diff, --stacks and its JSON,
+ * the figures object of --json, --check, and the page (page/html.c).
+ *
+ * Time. A live process's figures are as of the moment it was read; a gone
+ * one's as of its last sample. Each figure that the sampler takes less
+ * often than it samples (the backend's statistics, the huge-page RSS), or
+ * that a stalled sampler left behind, carries the time it was taken, and is
+ * shown with its age once that is over FIG_STALE_INTERVALS intervals.
+ *
+ * Estimates. Figures of tracked blocks (lifetimes, ages, call sites) are
+ * estimates of all blocks: each allocation is tracked with probability
+ * 1/sample, independently, so a tracked total times `sample` is unbiased,
+ * with the standard error fig_est_err gives. */
+#ifndef MALLOCSHIM_FIGURES_H
+#define MALLOCSHIM_FIGURES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dump.h"
+
+/* ---- Time ---- */
+
+/* A figure older than this many sample intervals says its age. */
+#define FIG_STALE_INTERVALS 2
+
+/* The CLOCK_REALTIME that d's figures are as of: when a live process was
+ * read, else the last sample (the heartbeat), else when it was read. */
+uint64_t fig_as_of(const struct dump *d);
+
+/* Seconds from the process's start to fig_as_of (0 when unknown). */
+double fig_uptime_s(const struct dump *d);
+
+/* The age of a figure taken at t_ns, as of fig_as_of(d). */
+struct fig_age {
+    int known;                 /* t_ns was recorded (0: a format-2 JSON snapshot's) */
+    int stale;                 /* older than FIG_STALE_INTERVALS intervals: say so */
+    uint64_t ns;               /* the age; 0 when not known or not older */
+};
+
+struct fig_age fig_age_of(const struct dump *d, uint64_t t_ns);
+
+/* ---- The backend's own statistics ---- */
+
+/* The allocator's figures of a sample, named per backend (the meaning of
+ * the positional fields a..f lives in dump_be_fields and here). */
+struct fig_alloc {
+    int have;                  /* 0: no sample yet, or a backend of none of the three */
+    uint64_t in_use;           /* what it has handed out, as it counts */
+    uint64_t footprint;        /* what it holds: arenas, heaps, extents */
+    const char *in_use_name;   /* "glibc in use (uordblks+hblkhd)" */
+    const char *fp_name;       /* "glibc arenas + mmap (arena+hblkhd)" */
+    uint64_t t_ns;             /* when taken (0: unknown) */
+    uint64_t live_lo;          /* a floor under live usable bytes then (0: unknown) */
+    size_t nmore;              /* the backend's other figures, for a detail line */
+    struct fig_more {
+        const char *label;     /* "free inside them", "arenas" */
+        uint64_t v;
+        int bytes;             /* 0: a count */
+    } more[4];
+};
+
+/* Fills *a from sample s of d's backend (s may be NULL: a->have 0). */
+void fig_alloc_of(const struct dump *d, const struct dump_sample *s, struct fig_alloc *a);
+
+/* ---- Estimates of tracked blocks ---- */
+
+/* A count or total of tracked blocks, as an estimate of all blocks. */
+double fig_est(const struct dump *d, uint64_t tracked);
+
+/* The standard error of est, an estimate made of n tracked blocks (taking
+ * their sizes as alike: a floor where they differ); 0 with sample:1. */
+double fig_est_err(const struct dump *d, double est, uint64_t n);
+
+/* ---- The waterfall ---- */
+
+enum fig_step_id { FS_REQ, FS_USABLE, FS_INUSE, FS_FOOT, FS_RSS, FS_PEAK, FS_COUNT };
+
+/* One step from requested bytes to RSS. */
+struct fig_step {
+    const char *key;           /* "live_req", "alloc_in_use", ...: JSON, the page's data-fig */
+    const char *name;          /* "live requested", "allocator: in use" */
+    const char *what;          /* "what the program asked for" */
+    char label[64];            /* the view's row name: "live usable (exact; +3.1 MiB rounding)" */
+    int have;                  /* 0: no sample yet */
+    uint64_t v;
+    double ratio;              /* v / live requested (0 when that is 0) */
+    uint64_t err;              /* live requested: its standard error; else 0 */
+    uint64_t t_ns;             /* when v was taken */
+    struct fig_age age;
+};
+
+/* Fills steps[FS_COUNT] of d, with a's names for the allocator's steps. */
+void fig_waterfall(const struct dump *d, struct fig_step steps[FS_COUNT]);
+
+/* ---- Size classes ---- */
+
+enum fig_class_key {
+    FK_LIVE,                   /* live usable bytes; then, for classes with none live, allocations */
+    FK_USABLE,                 /* live usable bytes only */
+    FK_LIFE,                   /* estimated blocks freed (lifetimes) */
+    FK_AGE,                    /* estimated blocks live (ages) */
+};
+
+/* Picks size classes by `key`, taking each class's highest over the n
+ * dumps: every class with any, or, when more than max > 0, the max with
+ * the most; in size order in out[]. Returns how many; *more gets how many
+ * were left out. */
+int fig_pick_classes(const struct dump *const *d, size_t n, enum fig_class_key key, int max,
+                     unsigned *out, int *more);
+
+/* One class's figures. */
+struct fig_class {
+    double waste;              /* share of the live usable bytes not requested, 0..1 */
+    double life[LIFEBUCKET_COUNT], life_all;   /* estimated blocks freed, by lifetime */
+    double age[LIFEBUCKET_COUNT], age_all;     /* estimated blocks live, by age */
+};
+
+void fig_class_of(const struct dump *d, unsigned c, struct fig_class *out);
+
+/* The lifetime bucket below which half of v[LIFEBUCKET_COUNT] lies, or -1
+ * when v is all 0. */
+int fig_median_bucket(const uint64_t *v);
+
+/* ---- Call sites ---- */
+
+enum fig_rank { FR_LIVE, FR_LONG, FR_RATE, FR_COUNT };
+
+/* The names of the rankings in JSON: "by_live_bytes", ... */
+extern const char *const fig_rank_key[FR_COUNT];
+
+/* One stack's estimates. */
+struct fig_site {
+    size_t index;              /* in d->stacks */
+    const struct dump_stack *s;
+    double live_bytes, live_bytes_err;      /* requested bytes of its live blocks */
+    double long_bytes, long_bytes_err;      /* of those older than the long-lived bound */
+    double live_blocks, allocs;
+    double allocs_per_s, bytes_per_s;       /* since the start */
+    uint64_t avg_live, avg_alloc;           /* mean requested size: of the live, of all */
+    int age_median, life_median;            /* buckets; -1: none */
+};
+
+void fig_site_of(const struct dump *d, size_t index, unsigned long_bucket, struct fig_site *out);
+
+/* Fills out[0..max) with the top stacks by `rank`, best first, leaving out
+ * stacks with nothing to rank by (ties keep the table's order). Returns
+ * how many. */
+size_t fig_sites(const struct dump *d, enum fig_rank rank, unsigned long_bucket,
+                 struct fig_site *out, size_t max);
+
+/* ---- Qualifiers ---- */
+
+enum fig_sev { FN_INFO, FN_WARN, FN_BAD };
+
+struct fig_note {
+    enum fig_sev sev;
+    char text[224];
+};
+
+#define FIG_NOTES_MAX 12
+
+/* What qualifies d's figures (gone, a fork child's, read from a stale
+ * copy, torn, stale statistics, a full table...), most serious first as
+ * they come. Returns how many (<= max). */
+size_t fig_notes(const struct dump *d, struct fig_note *out, size_t max);
+
+/* ---- History ---- */
+
+/* One point of the history as shown: the span of one or more points of a
+ * tier (or samples of the series), oldest first. */
+struct fig_point {
+    uint64_t t_ns;             /* the span's last sample, CLOCK_REALTIME */
+    uint64_t rss, rss_min, rss_max;
+    uint64_t live, live_max;   /* live requested bytes: last, highest */
+    uint64_t live_usable;
+    struct dump_be be;         /* the backend's figures of the last sample */
+    uint64_t samples;
+    uint64_t step_ms;          /* the step of the tier it comes from (its span when whole) */
+};
+
+struct fig_history {
+    struct fig_point *pts;     /* malloc'ed (NULL when npts is 0), oldest first */
+    size_t npts;
+    size_t nfine;              /* the last nfine points are the finest tier (the series) */
+};
+
+/* Fills *h with the whole history of d, oldest first: each coarser tier's
+ * points from before the finer tiers begin, then the finer ones; d's
+ * series when it has no tiers. The coarse point whose span (its last.t_ns
+ * less samples * d->interval_ms) reaches into the finer tiers is kept too,
+ * placed just before them (t_ns one less than their first) with the values
+ * of the first finer point and its own extremes: they cover samples that
+ * no finer point holds. Returns 0, or ENOMEM with no points. The caller
+ * frees h->pts. */
+int fig_history(const struct dump *d, struct fig_history *h);
+
+/* The points of h from index `from` binned into ncols columns of equal
+ * time over [t0, t1] (CLOCK_REALTIME; points outside go to the first or
+ * last): each column the span of its points (extremes over them, the rest
+ * the last one's). Columns without a point are left out. Writes up to
+ * ncols bins to out and returns how many; col[i] (when col is not NULL)
+ * gets bin i's column. */
+size_t fig_bin(const struct fig_history *h, size_t from, uint64_t t0, uint64_t t1, size_t ncols,
+               struct fig_point *out, size_t *col);
+
+/* The first index of h whose point is at or after since_ns (h->npts when
+ * none). */
+size_t fig_history_from(const struct fig_history *h, uint64_t since_ns);
+
+/* ---- Two snapshots ---- */
+
+/* What happened between snapshot a and a later one of the same process, b
+ * (--watch): per second, from the counts that only grow. */
+struct fig_rates {
+    double dt_s;
+    double allocs, frees, req_bytes;   /* per second */
+};
+
+/* Fills *r. Returns 1, or 0 when b is not later than a. */
+int fig_rates(const struct dump *a, const struct dump *b, struct fig_rates *r);
+
+enum fig_kind { FV_BYTES, FV_COUNT, FV_RATIO };
+
+/* One row of a comparison: a figure of A and of B. */
+struct fig_row {
+    const char *key;           /* JSON */
+    char name[48];
+    enum fig_kind kind;
+    int have_a, have_b;
+    double a, b;
+    double ratio;              /* b / a; 0 when a is 0 or either is missing */
+};
+
+#define FIG_DIFF_MAX (16 + SIZECLASS_COUNT)
+
+/* The rows of a comparison of a and b: the waterfall, RSS per live byte,
+ * the counts, then (from *nhead on) live usable bytes of the classes with
+ * the most in either (all of them when all is set, else 16). Returns the
+ * number of rows; *nhead gets the number before the classes, *more the
+ * number of classes left out. */
+size_t fig_diff(const struct dump *a, const struct dump *b, int all, struct fig_row *rows,
+                size_t *nhead, int *more);
+
+/* ---- Invariants (figcheck.c) ---- */
+
+/* One invariant that a snapshot breaks, with the figures that show it. */
+struct fig_fail {
+    const char *name;          /* "allocator in use >= live usable floor" */
+    char detail[224];          /* the numbers, and where (a class, a point, a stack) */
+};
+
+#define FIG_FAILS_MAX 32
+
+/* Checks d against every invariant a snapshot must hold (doc/shimdump.1,
+ * "INVARIANTS"; the list is figcheck.c's table). Writes up to max failures
+ * to out and returns how many failed in all (which may exceed max). */
+size_t fig_check(const struct dump *d, struct fig_fail *out, size_t max);
+
+/* The invariants' names, one per line, for --check --list. */
+void fig_check_list(void (*line)(const char *name, const char *why, void *ctx), void *ctx);
+
+#endif
