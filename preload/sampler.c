@@ -188,14 +188,17 @@ static void backend_stats(struct seg_backend_stats *out, const struct seg_counte
     threads_counted = threads;
     seg_sum(seg, &geo, after);
     uint64_t cpu1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    uint64_t alloc = 0, freed = 0;
+    uint64_t alloc = 0, freed = 0, alloc_end = 0, freed_start = 0;
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
         alloc += sum[c].usable_alloc;
         freed += after[c].usable_free;
+        alloc_end += after[c].usable_alloc;
+        freed_start += sum[c].usable_free;
     }
     long nthreads = program_threads();
     uint64_t flight = (uint64_t)(nthreads > 0 ? nthreads : 1) * SEG_INFLIGHT_BYTES;
     last.live_lo = alloc > freed + flight ? alloc - freed - flight : 0;
+    last.live_hi = alloc_end > freed_start ? alloc_end - freed_start : 0;
     last.t_ns = t_ns;
     due = clock_ns(CLOCK_MONOTONIC) + (cpu1 - cpu0) * BE_CPU_SHARE;
     passes = 0;
@@ -220,16 +223,6 @@ static void sample_once(void)
 
     memset(&smp, 0, sizeof smp);
     smp.t_ns = clock_ns(CLOCK_REALTIME);
-    seg_sum_classes(seg, &geo, sum, trk);
-    int exact = seg_req_exact(seg, &geo);
-    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
-        smp.live_count += sum[c].allocs - sum[c].frees;
-        smp.live_usable += sum[c].usable_alloc - sum[c].usable_free;
-        smp.live_req += sum[c].allocs != sum[c].frees ? seg_live_req(&sum[c], &trk[c], exact) : 0;
-        smp.allocs += sum[c].allocs;
-        smp.frees += sum[c].frees;
-        smp.req_bytes += sum[c].req_bytes;
-    }
     /* /proc/self/status is cheap; smaps_rollup walks every mapping (80 ms per
      * 8 GiB of 4 KiB pages), so the huge-page figure is refreshed only every
      * 30th pass, and carries its own time. */
@@ -246,6 +239,18 @@ static void sample_once(void)
     }
     smp.rss_huge = huge;
     smp.rss_huge_ns = huge_ns;
+    /* The counters just before the backend's statistics: the two as near
+     * one moment as they can be (seg.h, struct seg_backend_stats). */
+    seg_sum_classes(seg, &geo, sum, trk);
+    int exact = seg_req_exact(seg, &geo);
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+        smp.live_count += sum[c].allocs - sum[c].frees;
+        smp.live_usable += sum[c].usable_alloc - sum[c].usable_free;
+        smp.live_req += sum[c].allocs != sum[c].frees ? seg_live_req(&sum[c], &trk[c], exact) : 0;
+        smp.allocs += sum[c].allocs;
+        smp.frees += sum[c].frees;
+        smp.req_bytes += sum[c].req_bytes;
+    }
     backend_stats(&smp.backend, sum);
     if (with_stacks) {
         stack_refresh_objects();

@@ -175,11 +175,16 @@ enum seg_backend_id { SEG_BACKEND_GLIBC = 0, SEG_BACKEND_JEMALLOC = 1, SEG_BACKE
  * comes from the request). Every backend counts each live block at no less
  * than its usable size, so the allocator's in-use figure is at least
  * live_lo (glibc: uordblks + hblkhd; jemalloc: allocated; tcmalloc:
- * current_allocated_bytes): an invariant shimdump --check holds it to. */
+ * current_allocated_bytes): an invariant shimdump --check holds it to.
+ * live_hi is the ceiling: allocations counted by the end less frees
+ * counted before the start. Between the two lie the live usable bytes at
+ * every moment of the snapshot; a sample's own live bytes (counted just
+ * before it) may differ from the allocator's figure by what moved in
+ * between, and shimdump says so where it shows. */
 struct seg_backend_stats {
     uint64_t a, b, c, d, e, f;
     uint64_t t_ns;
-    uint64_t live_lo;
+    uint64_t live_lo, live_hi;
 };
 
 #define SEG_INFLIGHT_BYTES 65536u   /* per program thread, in live_lo */
@@ -200,7 +205,6 @@ struct seg_sample {
     uint64_t vsz;
     uint64_t rss_huge_ns;      /* CLOCK_REALTIME when rss_huge was read (smaps_rollup,
                                   read less often: sampler.c); 0: not yet */
-    uint64_t reserved;
     struct seg_backend_stats backend;   /* as of backend.t_ns */
 };
 

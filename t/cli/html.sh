@@ -169,7 +169,7 @@ for i, d in enumerate(snaps):
     fields = [c["data-field"] for c in t["rows"][0]["cells"] if "data-field" in c]
     last = dict(zip(fields, (int(c["data-v"]) for c in t["rows"][-1]["cells"] if "data-v" in c)))
     own = {k: v for k, v in series[-1]["backend_stats"].items()
-           if k not in ("taken_ns", "live_usable_floor_bytes")}
+           if k not in ("taken_ns", "live_usable_floor_bytes", "live_usable_ceiling_bytes")}
     eq("input %d backend stats, last point" % i, last, own)
 
 # Size classes, and the two heat maps: every count.

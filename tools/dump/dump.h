@@ -51,7 +51,8 @@ struct dump_class {
 struct dump_be {
     uint64_t v[6];
     uint64_t t_ns;                     /* CLOCK_REALTIME; 0: unknown (JSON format 2) or none */
-    uint64_t live_lo;                  /* a floor under live usable bytes at t_ns; 0: unknown */
+    uint64_t live_lo, live_hi;         /* live usable bytes while they were taken lay between
+                                          the two (seg.h); 0: unknown */
 };
 
 struct dump_sample {

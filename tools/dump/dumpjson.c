@@ -190,6 +190,7 @@ static const struct jfield point_fields[] = {
 static const struct jfield be_fields[] = {
     JFV(dump_be, "taken_ns", JK_U64, t_ns, 3),
     JFV(dump_be, "live_usable_floor_bytes", JK_U64, live_lo, 3),
+    JFV(dump_be, "live_usable_ceiling_bytes", JK_U64, live_hi, 3),
 };
 
 /* The latest sample's figures, at the top level (null before the first). */

@@ -151,6 +151,7 @@ static void sample_from_seg(struct dump_sample *o, const struct seg_sample *s)
     memcpy(o->be.v, &s->backend.a, sizeof o->be.v);
     o->be.t_ns = s->backend.t_ns;
     o->be.live_lo = s->backend.live_lo;
+    o->be.live_hi = s->backend.live_hi;
 }
 
 int dump_fine_tier(struct dump *d, uint64_t dropped)

@@ -49,6 +49,7 @@ void fig_alloc_of(const struct dump *d, const struct dump_sample *s, struct fig_
     const uint64_t *v = s->be.v;
     a->t_ns = s->be.t_ns;
     a->live_lo = s->be.live_lo;
+    a->live_hi = s->be.live_hi;
     a->have = 1;
     switch (d->backend_id) {
     case SEG_BACKEND_GLIBC:
@@ -392,6 +393,16 @@ size_t fig_notes(const struct dump *d, struct fig_note *out, size_t max)
             note(out, max, &n, FN_INFO, "the allocator's own figures were taken %s before these "
                  "(they cost more than the rest, so they are taken less often)",
                  figfmt_dur(b, sizeof b, age.ns, FF_WORDS));
+    }
+    struct fig_alloc al;
+    fig_alloc_of(d, s, &al);
+    if (al.have && al.t_ns && al.t_ns >= s->t_ns && al.in_use < s->live_usable &&
+        al.in_use >= al.live_lo) {
+        char lo[24], hi[24];
+        note(out, max, &n, FN_INFO, "the allocator's in use is below the live usable bytes counted "
+             "just before its figures: they moved between %s and %s while its figures were "
+             "taken, and it holds those of its own moment",
+             figfmt_bytes(lo, sizeof lo, al.live_lo), figfmt_bytes(hi, sizeof hi, al.live_hi));
     }
     if (!d->consistent)
         note(out, max, &n, FN_WARN, "some figures kept changing while read; they are as close as could be read");

@@ -54,7 +54,8 @@ struct fig_alloc {
     const char *in_use_name;   /* "glibc in use (uordblks+hblkhd)" */
     const char *fp_name;       /* "glibc arenas + mmap (arena+hblkhd)" */
     uint64_t t_ns;             /* when taken (0: unknown) */
-    uint64_t live_lo;          /* a floor under live usable bytes then (0: unknown) */
+    uint64_t live_lo, live_hi; /* live usable bytes while they were taken lay between
+                                  the two (0: unknown) */
     size_t nmore;              /* the backend's other figures, for a detail line */
     struct fig_more {
         const char *label;     /* "free inside them", "arenas" */
