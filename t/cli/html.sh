@@ -227,7 +227,9 @@ d = json.load(open(sys.argv[1]))
 h = d["history"]
 t0 = h[0]["points"][0]["t_ns"]
 for t in h[1:]:   # the coarse tiers: only the points after the series' start
-    t["points"] = [p for p in t["points"] if p["t_ns"] > t0]
+    kept = [p for p in t["points"] if p["t_ns"] > t0]
+    t["dropped"] += len(t["points"]) - len(kept)   # as if their rings let them go
+    t["points"] = kept
 p = h[2]["points"][0]
 span = d["interval_ms"] * 10**6
 if p["t_ns"] - p["samples"] * span >= t0:

@@ -96,12 +96,14 @@ static void check_straddle(const struct fig_point *p, uint64_t t_ns, uint64_t co
 }
 
 /* The finest tier (the series as points): n points 10 ms apart from T0,
- * seeds 1, 2, ... */
+ * seeds 1, 2, ...; it has let older points go, so that a coarser tier may
+ * span samples it lacks (see coarse_whole_life for one that has not). */
 static void fine_tier(struct dump *d, size_t n)
 {
     struct dump_point *q = tier(d, 0, n, 10);
     for (size_t i = 0; i < n; i++)
         mk(&q[i], T0 + i * 10 * MS, 1 + i, 1);
+    d->tiers[0].dropped = 7;
 }
 
 static void check_fine(const struct fig_history *h, size_t from, size_t n)
@@ -268,6 +270,25 @@ END_TEST
 
 /* (5) Three tiers: each coarser one before the next finer one begins, the
  * coarsest's straddling point given the middle tier's first values. */
+/* (5) A series that holds the whole life (nothing dropped): no coarse
+ * point is drawn, however its span was reckoned (a partial point's
+ * samples x interval reaches one interval before its first sample). */
+START_TEST(coarse_whole_life)
+{
+    struct dump *d = new_dump();
+    struct fig_history h;
+    struct dump_point *q;
+    fine_tier(d, 4);
+    d->tiers[0].dropped = 0;
+    q = tier(d, 1, 1, 50);
+    mk(&q[0], T0 + 30 * MS, 30, 4);  /* the four samples of the series */
+    ck_assert_int_eq(fig_history(d, &h), 0);
+    check_fine(&h, 0, 4);
+    free(h.pts);
+    free_dump(d);
+}
+END_TEST
+
 START_TEST(three_tiers)
 {
     struct dump *d = new_dump();
@@ -278,6 +299,7 @@ START_TEST(three_tiers)
     mk(&q1[0], T0 - 100 * MS, 50, 5);
     mk(&q1[1], T0 - 50 * MS, 51, 5);
     mk(&q1[2], T0 + 10 * MS, 52, 2);  /* after a point ahead of the series: straddles it */
+    d->tiers[1].dropped = 2;
     q2 = tier(d, 2, 4, 200);
     mk(&q2[0], T0 - 500 * MS, 60, 20);
     mk(&q2[1], T0 - 300 * MS, 61, 20);
@@ -631,6 +653,7 @@ static Suite *figures_suite(void)
     tcase_add_test(m, coarse_before);
     tcase_add_test(m, coarse_straddles);
     tcase_add_test(m, coarse_after_dropped);
+    tcase_add_test(m, coarse_whole_life);
     tcase_add_test(m, three_tiers);
     tcase_add_test(f, waterfall_and_ages);
     tcase_add_test(f, classes_sites_diff);

@@ -436,11 +436,16 @@ int fig_history(const struct dump *d, struct fig_history *h)
     if (d->ntiers > 0) {
         size_t nt = d->ntiers < DUMP_TIERS_MAX ? d->ntiers : DUMP_TIERS_MAX;
         uint64_t cut[DUMP_TIERS_MAX], first = UINT64_MAX;
+        int whole[DUMP_TIERS_MAX], finer_whole = 0;
         struct fig_point *straddle = NULL;
         for (size_t t = 0; t < nt; t++) {
             cut[t] = first;   /* tier t is drawn only before the finer tiers begin */
+            /* and not at all where a finer tier holds the whole life: then
+             * no coarse point spans samples that the finer ones lack */
+            whole[t] = finer_whole;
             if (d->tiers[t].npoints && d->tiers[t].points[0].last.t_ns < first)
                 first = d->tiers[t].points[0].last.t_ns;
+            finer_whole |= d->tiers[t].npoints && d->tiers[t].dropped == 0;
             cap += d->tiers[t].npoints;
         }
         if (cap && !(h->pts = malloc(cap * sizeof *h->pts)))
@@ -456,7 +461,7 @@ int fig_history(const struct dump *d, struct fig_history *h)
                 uint64_t span = (uint64_t)q->samples * d->interval_ms * 1000000ull;
                 int straddles = i > 0 ? tr->points[i - 1].last.t_ns < cut[t]
                                       : q->last.t_ns - (q->last.t_ns > span ? span : q->last.t_ns) < cut[t];
-                if (q->last.t_ns >= cut[t] && (!straddles || cut[t] == 0))
+                if (q->last.t_ns >= cut[t] && (!straddles || cut[t] == 0 || whole[t]))
                     continue;
                 p = &h->pts[h->npts++];
                 point_from_sample(p, &q->last);

@@ -191,8 +191,9 @@ struct fig_history {
 
 /* Fills *h with the whole history of d, oldest first: each coarser tier's
  * points from before the finer tiers begin, then the finer ones; d's
- * series when it has no tiers. The coarse point whose span (its last.t_ns
- * less samples * d->interval_ms) reaches into the finer tiers is kept too,
+ * series when it has no tiers. Unless a finer tier holds the whole life
+ * (its `dropped` 0), the coarse point whose span (its last.t_ns less
+ * samples * d->interval_ms) reaches into the finer tiers is kept too,
  * placed just before them (t_ns one less than their first) with the values
  * of the first finer point and its own extremes: they cover samples that
  * no finer point holds. Returns 0, or ENOMEM with no points. The caller
