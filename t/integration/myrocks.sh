@@ -191,13 +191,13 @@ for b in $(backends); do
     rc=$?
     [ $rc -eq 0 ] && grep -q "^pid $pid (mariadbd)  alive .* backend $b " "$d/view.txt" &&
         grep -q '^WHERE THE MEMORY GOES' "$d/view.txt" && grep -q '^  14-16K ' "$d/view.txt"
-    ok $? "$b: shimdump $pid: the one-screen view, with the 14-16K class"
+    ok $? "$b: shimdump $pid: the one-screen view, with the 14-16K class" || diag "$d/view.err" </dev/null
     # The plugin is dlopen'ed after start: its frames must be listed and named.
     blocksite="$b: shimdump --stacks: RocksDB's block reading in ha_rocksdb.so among the top sites by live bytes"
     if [ "$HAVE_LIBELF" = yes ]; then
         "$SD" --dir "$SHM" --stacks --json --top=5 "$pid" >"$d/stacks.json" 2>"$d/stacks.err" &&
             python3 "$TMP/check.py" "$d/stacks.json" blocksite
-        ok $? "$blocksite"
+        ok $? "$blocksite" || diag "$d/stacks.err" </dev/null
     else
         skip "$blocksite" "shimdump built without libelf (Debian: libelf-dev)"
     fi

@@ -60,7 +60,7 @@ for b in $(backends); do
         [ "$(stat -c %s "$copy" 2>/dev/null)" = "$size" ]
         ok $? "$what: the copy is whole again ($size bytes) while the program runs"
         "$TOP_BUILDDIR/tools/shimdump" --dir "$TMP/shm" --json "$pid" >"$d/json" 2>"$d/dumperr"
-        ok $? "$what: shimdump reads the process after the truncation"
+        ok $? "$what: shimdump reads the process after the truncation" || diag "$d/dumperr"
         finish "$d"
         rc=$?
         [ $rc -eq 0 ] || { echo "# exit status $rc (135: SIGBUS)"; diag "$d/err"; }

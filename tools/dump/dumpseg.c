@@ -230,8 +230,6 @@ static uint64_t read_series(struct dump *d, const char *base, const struct seg_h
 
     if (n > DUMP_SERIES_MAX)
         n = DUMP_SERIES_MAX;
-    d->peak_rss = ld(&sr->peak_rss);
-    d->peak_rss_ns = ld(&sr->peak_rss_ns);
     if (n == 0 || !(d->series = calloc(n, sizeof *d->series)))
         return head - n;
     for (uint64_t i = head - n; i != head; i++) {
@@ -656,5 +654,11 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
         freed = add_sat(freed, sum[c].usable_free);
     }
     d->live_usable_hi = alloc > freed ? alloc - freed : 0;
+    /* The peak last: the sampler raises it before it adds a sample to the
+     * series and the history, so read after them it is at least every RSS
+     * they hold. */
+    const struct seg_series *sr = (const void *)((const char *)base + h.off_series);
+    d->peak_rss = ld(&sr->peak_rss);
+    d->peak_rss_ns = ld(&sr->peak_rss_ns);
     return DX_OK;
 }
