@@ -4,6 +4,7 @@
 #include "segread.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <string.h>
 
@@ -41,157 +42,130 @@ int seg_read_locked(const uint64_t *seq, const void *src, void *dst, size_t n)
     return EAGAIN;
 }
 
-/* A slot's counters only grow and each is stored whole, so reading a chunk
- * of them (a class's six counters, or its tracked figures) twice and finding
- * it the same gives a consistent snapshot of that chunk (a double collect).
- * Adds `nchunks` chunks of `words` words at src into acc. Returns 0, or
- * EAGAIN when some chunk kept changing past the retry limit (its last read
- * is added). */
-#define CHUNK_MAX 32
-_Static_assert(sizeof(struct seg_counters) / 8 <= CHUNK_MAX &&
-               sizeof(struct seg_tracked) / 8 <= CHUNK_MAX, "chunks fit the buffers");
+/* The sums. Every counter only grows and is stored whole, so reading a
+ * chunk of words twice and finding it the same gives them as of one moment
+ * (a double collect). And every block's allocation is counted before its
+ * free: so every frees-side word is read, over all the slots, before every
+ * allocations-side word, and then each free in the sum is of a block whose
+ * allocation is in it too. The live blocks of a class (allocations less
+ * frees) are then real blocks of that class, allocated by the end of the
+ * read and not freed by its start, and their usable bytes fit the class's
+ * sizes, however threads free each other's blocks meanwhile. Each side of
+ * a slot's class is one double collect over its counters and its tracked
+ * figures together, so that those agree too (with sample:1, a live block's
+ * request is counted where its usable size is, but for a thread between
+ * its count and its table). */
 
-static int collect_add(const uint64_t *src, uint64_t *acc, size_t words, size_t nchunks)
+/* Which side a word of a class's counters, or of its tracked figures, is
+ * on: the frees side holds what a free adds (and the tracked lifetimes). */
+enum side { FREES, ALLOCS };
+#define CW (sizeof(struct seg_counters) / 8)
+#define TW (sizeof(struct seg_tracked) / 8)
+#define WORD(type, field) (offsetof(struct type, field) / 8)
+
+static enum side cls_side(unsigned w)
 {
+    return w == WORD(seg_counters, frees) || w == WORD(seg_counters, usable_free) ? FREES : ALLOCS;
+}
+
+_Static_assert(offsetof(struct seg_tracked, lifetime) + sizeof(((struct seg_tracked *)0)->lifetime) ==
+                   sizeof(struct seg_tracked), "the lifetimes are the tracked figures' last words");
+
+static enum side trk_side(unsigned w)
+{
+    return w == WORD(seg_tracked, frees) || w == WORD(seg_tracked, req_free) ||
+                   w == WORD(seg_tracked, usable_free) || w >= WORD(seg_tracked, lifetime)
+               ? FREES : ALLOCS;
+}
+
+/* Adds one side of a slot's class c to sum and t: its counters at cls and
+ * its tracked figures at trk (NULL: a counter slot, which has none; or t
+ * NULL: not wanted), read together in one double collect. Returns 0, or
+ * EAGAIN when they kept changing past the retry limit (the last read is
+ * added). */
+static int collect_side(enum side sd, const struct seg_counters *cls, const struct seg_tracked *trk,
+                        struct seg_counters *sum, struct seg_tracked *t)
+{
+    const uint64_t *c = (const uint64_t *)cls, *k = (const uint64_t *)trk;
+    uint64_t a[CW + TW], b[CW + TW];
+    unsigned nk = trk && t ? TW : 0;
+    int same = 0;
+    for (int i = 0; i < RETRIES && !same; i++) {
+        unsigned n = 0;
+        for (unsigned w = 0; w < CW; w++)
+            if (cls_side(w) == sd)
+                b[n++] = __atomic_load_n(&c[w], __ATOMIC_ACQUIRE);
+        for (unsigned w = 0; w < nk; w++)
+            if (trk_side(w) == sd)
+                b[n++] = __atomic_load_n(&k[w], __ATOMIC_ACQUIRE);
+        same = i > 0 && memcmp(a, b, n * 8) == 0;
+        memcpy(a, b, n * 8);
+    }
+    unsigned n = 0;
+    for (unsigned w = 0; w < CW; w++)
+        if (cls_side(w) == sd)
+            ((uint64_t *)sum)[w] += a[n++];
+    for (unsigned w = 0; w < nk; w++)
+        if (trk_side(w) == sd)
+            ((uint64_t *)t)[w] += a[n++];
+    return same ? 0 : EAGAIN;
+}
+
+/* One side of every class over every slot: the full slots, the counter
+ * slots, the overflow slot (which holds the tracked figures of the threads
+ * in counter slots) and the retired total. */
+static int sum_side(const void *base, const struct seg_header *h, enum side sd,
+                    struct seg_counters *sum, struct seg_tracked *trk)
+{
+    const struct seg_slot *slots = at(base, h->off_slots);
+    const struct seg_slot *overflow = at(base, h->off_overflow);
+    const struct seg_slot *retired = at(base, h->off_retired);
     int rc = 0;
-    for (size_t c = 0; c < nchunks; c++, src += words, acc += words) {
-        uint64_t a[CHUNK_MAX], b[CHUNK_MAX];
-        int same = 0;
-        for (size_t k = 0; k < words; k++)
-            a[k] = __atomic_load_n(&src[k], __ATOMIC_ACQUIRE);
-        for (int i = 0; i < RETRIES && !same; i++) {
-            for (size_t k = 0; k < words; k++)
-                b[k] = __atomic_load_n(&src[k], __ATOMIC_ACQUIRE);
-            same = memcmp(a, b, words * 8) == 0;
-            memcpy(a, b, words * 8);
+    for (uint32_t i = 0; i < h->nslots; i++) {
+        if (__atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE) != SEG_SLOT_LIVE)
+            continue;  /* never used, or folded into retired and cleared */
+        for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
+            rc |= collect_side(sd, &slots[i].cls[c], &slots[i].trk[c], &sum[c], trk ? &trk[c] : NULL);
+    }
+    if (h->ncslots) {
+        const struct seg_cstate *cst = at(base, h->off_cstate);
+        const struct seg_cslot *cs = at(base, h->off_cslots);
+        uint64_t high = __atomic_load_n(&((const struct seg_header *)base)->cslots_high,
+                                        __ATOMIC_ACQUIRE);
+        if (high > h->ncslots)
+            high = h->ncslots;
+        for (uint64_t i = 0; i < high; i++) {
+            if (__atomic_load_n(&cst[i].state, __ATOMIC_ACQUIRE) != SEG_SLOT_LIVE)
+                continue;
+            for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
+                rc |= collect_side(sd, &cs[i].cls[c], NULL, &sum[c], NULL);
         }
-        if (!same)
-            rc = EAGAIN;
-        for (size_t k = 0; k < words; k++)
-            acc[k] += a[k];
+    }
+    for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
+        rc |= collect_side(sd, &overflow->cls[c], &overflow->trk[c], &sum[c], trk ? &trk[c] : NULL);
+        rc |= collect_side(sd, &retired->cls[c], &retired->trk[c], &sum[c], trk ? &trk[c] : NULL);
     }
     return rc;
 }
 
-/* Sums the same region (at `off` within each slot: nchunks chunks of words
- * words) over every live slot, every live counter slot when the region is
- * the counters (`cls`: at off - offsetof(cls) in a counter slot), the
- * overflow slot and the retired total. The
- * retired slot's seq also covers folds: a thread that exits adds its slot to
- * retired and clears the slot inside one odd period, so a sum taken across
- * an unchanged, even retired seq counts it once. */
-static int sum_slots(const void *base, const struct seg_header *h, size_t off, size_t words,
-                     size_t nchunks, uint64_t *out)
+/* Both sides, frees first. The retired slot's seq also covers folds: a
+ * thread that exits adds its slot to retired and clears the slot inside one
+ * odd period, so a sum taken across an unchanged, even retired seq counts
+ * it once. trk may be NULL. */
+static int sum_all(const void *base, const struct seg_header *h,
+                   struct seg_counters sum[SIZECLASS_COUNT], struct seg_tracked *trk)
 {
-    const struct seg_slot *slots = at(base, h->off_slots);
-    const struct seg_slot *overflow = at(base, h->off_overflow);
     const struct seg_slot *retired = at(base, h->off_retired);
     int rc = 0;
-    int cls = off >= offsetof(struct seg_slot, cls) && off < offsetof(struct seg_slot, trk);
-
-    for (int attempt = 0; attempt < RETRIES; attempt++) {
-        uint64_t r0 = __atomic_load_n(&retired->seq, __ATOMIC_ACQUIRE);
-        if (r0 & 1)
-            continue;
-        memset(out, 0, words * nchunks * 8);
-        rc = 0;
-        for (uint32_t i = 0; i < h->nslots; i++) {
-            if (__atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE) != SEG_SLOT_LIVE)
-                continue;  /* never used, or folded into retired and cleared */
-            rc |= collect_add(at(&slots[i], off), out, words, nchunks);
-        }
-        if (cls && h->ncslots) {
-            const struct seg_cstate *cst = at(base, h->off_cstate);
-            const struct seg_cslot *cs = at(base, h->off_cslots);
-            uint64_t high = __atomic_load_n(&((const struct seg_header *)base)->cslots_high,
-                                            __ATOMIC_ACQUIRE);
-            if (high > h->ncslots)
-                high = h->ncslots;
-            for (uint64_t i = 0; i < high; i++) {
-                if (__atomic_load_n(&cst[i].state, __ATOMIC_ACQUIRE) != SEG_SLOT_LIVE)
-                    continue;
-                rc |= collect_add(at(&cs[i], off - offsetof(struct seg_slot, cls)), out, words,
-                                  nchunks);
-            }
-        }
-        rc |= collect_add(at(overflow, off), out, words, nchunks);
-        rc |= collect_add(at(retired, off), out, words, nchunks);
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&retired->seq, __ATOMIC_RELAXED) == r0)
-            return rc ? EAGAIN : 0;
-    }
-    return EAGAIN;
-}
-
-/* Adds a slot's class c, its counters at cls and its tracked figures at
- * trk (NULL: a counter slot, which has none), read together: one double
- * collect over both, so that they are as of one moment. */
-static int collect_class(const struct seg_counters *cls, const struct seg_tracked *trk,
-                         struct seg_counters *sum, struct seg_tracked *t)
-{
-    enum { WC = sizeof *cls / 8, WT = sizeof *trk / 8 };
-    uint64_t a[WC + WT], b[WC + WT];
-    size_t n = trk ? WC + WT : WC;
-    int same = 0;
-    for (int i = 0; i < RETRIES && !same; i++) {
-        for (size_t k = 0; k < WC; k++)
-            b[k] = __atomic_load_n((const uint64_t *)cls + k, __ATOMIC_ACQUIRE);
-        for (size_t k = WC; k < n; k++)
-            b[k] = __atomic_load_n((const uint64_t *)trk + (k - WC), __ATOMIC_ACQUIRE);
-        same = i > 0 && memcmp(a, b, n * 8) == 0;
-        memcpy(a, b, n * 8);
-    }
-    for (size_t k = 0; k < WC; k++)
-        ((uint64_t *)sum)[k] += a[k];
-    for (size_t k = WC; k < n; k++)
-        ((uint64_t *)t)[k - WC] += a[k];
-    return same ? 0 : EAGAIN;
-}
-
-int seg_sum_classes(const void *base, const struct seg_header *h,
-                    struct seg_counters sum[SIZECLASS_COUNT], struct seg_tracked trk[SIZECLASS_COUNT])
-{
-    const struct seg_slot *slots = at(base, h->off_slots);
-    const struct seg_slot *overflow = at(base, h->off_overflow);
-    const struct seg_slot *retired = at(base, h->off_retired);
-    int rc = 0;
-
     for (int attempt = 0; attempt < RETRIES; attempt++) {
         uint64_t r0 = __atomic_load_n(&retired->seq, __ATOMIC_ACQUIRE);
         if (r0 & 1)
             continue;
         memset(sum, 0, sizeof(struct seg_counters) * SIZECLASS_COUNT);
-        memset(trk, 0, sizeof(struct seg_tracked) * SIZECLASS_COUNT);
-        rc = 0;
-        for (uint32_t i = 0; i < h->nslots; i++) {
-            if (__atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE) != SEG_SLOT_LIVE)
-                continue;
-            for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
-                rc |= collect_class(&slots[i].cls[c], &slots[i].trk[c], &sum[c], &trk[c]);
-        }
-        /* The overflow slot holds the tracked figures of the threads in
-         * counter slots: read after their counters, every allocation it
-         * tracks was counted by then (a count comes first); a free counted
-         * in between can still leave the tracked bytes above the counted
-         * ones, which seg_live_req holds to them. */
-        if (h->ncslots) {
-            const struct seg_cstate *cst = at(base, h->off_cstate);
-            const struct seg_cslot *cs = at(base, h->off_cslots);
-            uint64_t high = __atomic_load_n(&((const struct seg_header *)base)->cslots_high,
-                                            __ATOMIC_ACQUIRE);
-            if (high > h->ncslots)
-                high = h->ncslots;
-            for (uint64_t i = 0; i < high; i++) {
-                if (__atomic_load_n(&cst[i].state, __ATOMIC_ACQUIRE) != SEG_SLOT_LIVE)
-                    continue;
-                for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
-                    rc |= collect_class(&cs[i].cls[c], NULL, &sum[c], &trk[c]);
-            }
-        }
-        for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
-            rc |= collect_class(&overflow->cls[c], &overflow->trk[c], &sum[c], &trk[c]);
-            rc |= collect_class(&retired->cls[c], &retired->trk[c], &sum[c], &trk[c]);
-        }
+        if (trk)
+            memset(trk, 0, sizeof(struct seg_tracked) * SIZECLASS_COUNT);
+        rc = sum_side(base, h, FREES, sum, trk);
+        rc |= sum_side(base, h, ALLOCS, sum, trk);
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&retired->seq, __ATOMIC_RELAXED) == r0)
             return rc ? EAGAIN : 0;
@@ -199,19 +173,24 @@ int seg_sum_classes(const void *base, const struct seg_header *h,
     return EAGAIN;
 }
 
+int seg_sum_classes(const void *base, const struct seg_header *h,
+                    struct seg_counters sum[SIZECLASS_COUNT], struct seg_tracked trk[SIZECLASS_COUNT])
+{
+    return sum_all(base, h, sum, trk);
+}
+
 int seg_sum(const void *base, const struct seg_header *h, struct seg_counters out[SIZECLASS_COUNT])
 {
-    memset(out, 0, sizeof(struct seg_counters) * SIZECLASS_COUNT);
-    return sum_slots(base, h, offsetof(struct seg_slot, cls), sizeof(struct seg_counters) / 8,
-                     SIZECLASS_COUNT, (uint64_t *)out);
+    return sum_all(base, h, out, NULL);
 }
 
 void seg_read_tracked(const void *base, const struct seg_header *h, unsigned c,
                       struct seg_tracked *out)
 {
-    memset(out, 0, sizeof *out);
-    sum_slots(base, h, offsetof(struct seg_slot, trk) + c * sizeof(struct seg_tracked),
-              sizeof(struct seg_tracked) / 8, 1, (uint64_t *)out);
+    static struct seg_counters sum[SIZECLASS_COUNT];
+    static struct seg_tracked trk[SIZECLASS_COUNT];
+    sum_all(base, h, sum, trk);
+    *out = trk[c < SIZECLASS_COUNT ? c : 0];
 }
 
 int seg_req_exact(const void *base, const struct seg_header *h)

@@ -11,19 +11,24 @@
  * copy only, so a writer that changes the file cannot move a read outside
  * the mapping. */
 
-/* Sums each class's counters over the slots, the overflow slot and the
- * retired total (a double collect per class, the retired seq around the
- * whole, as seg.h describes). Returns 0 for a consistent sum, or
- * EAGAIN when a writer kept a slot busy past the retry limit (a thread
- * stopped mid-update, or a dead process): the sum is then as close as could
- * be read. Never blocks, never allocates. */
+/* Sums each class's counters over the slots, the counter slots, the
+ * overflow slot and the retired total: first what frees add, over all of
+ * them, then what allocations add (each a double collect per slot and
+ * class, the retired seq around the whole, as seg.h describes). Every free
+ * in the sum is then of a block whose allocation is in it: a class's live
+ * blocks (allocations less frees) are real blocks of that class, and its
+ * live usable bytes fit its sizes, whatever threads free each other's
+ * blocks meanwhile. Returns 0 for a consistent sum, or EAGAIN when a writer
+ * kept a slot busy past the retry limit (a thread stopped mid-update, or a
+ * dead process): the sum is then as close as could be read. Never blocks,
+ * never allocates. */
 int seg_sum(const void *base, const struct seg_header *h, struct seg_counters out[SIZECLASS_COUNT]);
 
 /* Sums each class's counters and its tracked figures over the slots, as
- * seg_sum does, reading each slot's two together (one double collect over
- * both), so that they are as of one moment per slot: with sample:1 every
- * live block's request is then in trk exactly when its usable size is in
- * sum. Returns 0 or EAGAIN as seg_sum does. Never blocks, never
+ * seg_sum does, each side of a slot's two read together (one double
+ * collect over both), so that with sample:1 a live block's request is in
+ * trk where its usable size is in sum (but for a thread between the two
+ * counts). Returns 0 or EAGAIN as seg_sum does. Never blocks, never
  * allocates. */
 int seg_sum_classes(const void *base, const struct seg_header *h,
                     struct seg_counters sum[SIZECLASS_COUNT], struct seg_tracked trk[SIZECLASS_COUNT]);
