@@ -12,9 +12,10 @@
  * the mapping. */
 
 /* Sums each class's counters over the slots, the counter slots, the
- * overflow slot and the retired total: first what frees add, over all of
- * them, then what allocations add (each a double collect per slot and
- * class, the retired seq around the whole, as seg.h describes). Every free
+ * overflow slot and the retired total: class by class, first what frees
+ * add, over all of them, then what allocations add (each a double collect
+ * per slot and class, the retired seq around the whole, as seg.h
+ * describes). Every free
  * in the sum is then of a block whose allocation is in it: a class's live
  * blocks (allocations less frees) are real blocks of that class, and its
  * live usable bytes fit its sizes, whatever threads free each other's

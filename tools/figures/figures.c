@@ -394,15 +394,23 @@ size_t fig_notes(const struct dump *d, struct fig_note *out, size_t max)
                  "(they cost more than the rest, so they are taken less often)",
                  figfmt_dur(b, sizeof b, age.ns, FF_WORDS));
     }
+    /* The allocator's in use below the live bytes it is shown beside:
+     * they were counted at another moment (just before its figures, or
+     * passes before when its figures are carried over), and moved. */
     struct fig_alloc al;
     fig_alloc_of(d, s, &al);
-    if (al.have && al.t_ns && al.t_ns >= s->t_ns && al.in_use < s->live_usable &&
-        al.in_use >= al.live_lo) {
-        char lo[24], hi[24];
-        note(out, max, &n, FN_INFO, "the allocator's in use is below the live usable bytes counted "
-             "just before its figures: they moved between %s and %s while its figures were "
-             "taken, and it holds those of its own moment",
-             figfmt_bytes(lo, sizeof lo, al.live_lo), figfmt_bytes(hi, sizeof hi, al.live_hi));
+    if (al.have && al.t_ns && al.in_use < s->live_usable && al.in_use >= al.live_lo) {
+        char iu[24], lu[24], lo[24], hi[24], ago[32];
+        if (al.t_ns < s->t_ns)
+            snprintf(ago, sizeof ago, "%s before them",
+                     figfmt_dur(b, sizeof b, s->t_ns - al.t_ns, FF_WORDS));
+        else
+            snprintf(ago, sizeof ago, "just after them");
+        note(out, max, &n, FN_INFO, "the allocator's in use (%s) is below the live usable bytes "
+             "(%s): its figures were taken %s, when the live usable bytes were between %s and "
+             "%s, which it holds", figfmt_bytes(iu, sizeof iu, al.in_use),
+             figfmt_bytes(lu, sizeof lu, s->live_usable), ago, figfmt_bytes(lo, sizeof lo, al.live_lo),
+             figfmt_bytes(hi, sizeof hi, al.live_hi));
     }
     if (!d->consistent)
         note(out, max, &n, FN_WARN, "some figures kept changing while read; they are as close as could be read");
