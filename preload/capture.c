@@ -580,8 +580,9 @@ static void cap_start_heap(struct trace_header *h)
     seg_sum(seg, &geo, sum);
     cw.start_blocks = cw.start_bytes = 0;
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
-        /* a sum taken while threads count may catch a free before its
-         * allocation: never below nothing */
+        /* every free in the sum is of a block whose allocation is in it
+         * (segread.c), but a sum given up on (EAGAIN) is as close as could
+         * be read: never below nothing */
         uint64_t n = sum[c].allocs > sum[c].frees ? sum[c].allocs - sum[c].frees : 0;
         uint64_t u = sum[c].usable_alloc > sum[c].usable_free
                          ? sum[c].usable_alloc - sum[c].usable_free : 0;

@@ -336,10 +336,11 @@ static inline void count_alloc(struct seg_counters *cls, unsigned c, size_t req,
     struct seg_counters *k = &cls[c];
     SHIM_ASSERT(c < SIZECLASS_COUNT);
     if (unlikely(cls == overflow->cls)) {
-        __atomic_fetch_add(&k->allocs, 1, __ATOMIC_RELAXED);
+        /* the bytes before the count, as own_add's callers do (seg.h) */
         __atomic_fetch_add(&k->reallocs, (uint64_t)is_realloc, __ATOMIC_RELAXED);
         __atomic_fetch_add(&k->req_bytes, req, __ATOMIC_RELAXED);
         __atomic_fetch_add(&k->usable_alloc, usable, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&k->allocs, 1, __ATOMIC_RELEASE);
         return;
     }
     if (unlikely(is_realloc))
@@ -354,8 +355,8 @@ static inline void count_free(struct seg_counters *cls, unsigned c, size_t usabl
     struct seg_counters *k = &cls[c];
     SHIM_ASSERT(c < SIZECLASS_COUNT);
     if (unlikely(cls == overflow->cls)) {
-        __atomic_fetch_add(&k->frees, 1, __ATOMIC_RELAXED);
         __atomic_fetch_add(&k->usable_free, usable, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&k->frees, 1, __ATOMIC_RELEASE);
         return;
     }
     own_add(&k->usable_free, usable);

@@ -153,44 +153,65 @@ static void history_add(const struct seg_sample *smp)
 /* The backend's statistics are due again BE_CPU_SHARE times as long after
  * the last snapshot as it took of the sampler's CPU time, so that they cost
  * at most 1/BE_CPU_SHARE of a CPU; and after BE_AGE_MAX passes whatever
- * they cost, so that no figure shown is older than that. glibc's walk
- * every free chunk of every arena, each arena locked while it is walked:
- * about 0.3 us a free chunk, 101 ms on a 1 GiB heap of 344,000 free chunks
- * in 16 arenas, where the program's slowest malloc+free took 14-18 ms
- * during a walk against 2-4 ms without (bench/snapcost.sh): such a heap is
- * walked every 10 s, a heap of a few thousand free chunks at every pass.
- * A ceiling of 5 passes walked it every 5 s, at 2.9% of a CPU. Measured in
- * CPU time, not wall time: on a busy host a snapshot preempted midway took
- * 40 ms of wall time for 1 ms of work, and froze the figures for 20 s. */
+ * they cost, so that no figure shown is older than that: a heap whose walk
+ * takes more than BE_AGE_MAX/BE_CPU_SHARE intervals (0.3 s at 1 s) costs
+ * one walk per BE_AGE_MAX passes. glibc's walk every free chunk of every
+ * arena, each arena locked while it is walked: about 0.3 us a free chunk,
+ * 101 ms on a 1 GiB heap of 344,000 free chunks in 16 arenas, where the
+ * program's slowest malloc+free took 14-18 ms during a walk against 2-4 ms
+ * without (bench/snapcost.sh). Such a heap is walked every 10 s, a heap of
+ * a few thousand free chunks at every pass; one of 5 million free chunks
+ * (1.5 s) every 30 s, 5% of a CPU, a thread needing an arena waiting up to
+ * that arena's share. (A ceiling of 5 passes walked the 1 GiB heap every
+ * 5 s, at 2.9% of a CPU.) Measured in CPU time, not wall time: on a busy
+ * host a snapshot preempted midway took 40 ms of wall time for 1 ms of
+ * work, and froze the figures for 20 s. */
 #define BE_CPU_SHARE 100
 #define BE_AGE_MAX 30
+/* glibc counts its arenas with malloc_info, a second walk of them all. An
+ * arena is made only for a thread's first allocation (or when one fails
+ * for want of memory), so the count is taken again only when a thread has
+ * come since, and no more often than every BE_ARENAS_EVERY snapshots (a
+ * server that starts a thread per connection would walk twice at each). */
+#define BE_ARENAS_EVERY 10
+
+/* The snapshot's state, the sampler thread's alone; reset when a sampler
+ * starts (a fork child's starts afresh: none of its parent's figures). */
+static struct {
+    struct seg_backend_stats last;
+    uint64_t due;                /* CLOCK_MONOTONIC */
+    uint64_t threads_counted;    /* threads_seen at the last arena count */
+    unsigned passes;             /* since the last snapshot */
+    unsigned since_full;         /* snapshots since the last arena count */
+} bs;
 
 static long program_threads(void);
 
 /* Fills *out with the backend's statistics: taken now when due (above),
  * else the last ones, as of their own time. sum holds the counters summed
- * just before (sample_once), for the floor under live bytes (seg.h, struct
- * seg_backend_stats). Sampler thread only. */
-static void backend_stats(struct seg_backend_stats *out, const struct seg_counters *sum)
+ * just before (sample_once), sum_ok whether that sum was whole: the floor
+ * and ceiling of live bytes (seg.h, struct seg_backend_stats) are 0,
+ * unknown, where a sum was not. Sampler thread only. */
+static void backend_stats(struct seg_backend_stats *out, const struct seg_counters *sum, int sum_ok)
 {
-    static struct seg_backend_stats last;
     static struct seg_counters after[SIZECLASS_COUNT];
-    static uint64_t due, threads_counted;   /* due: CLOCK_MONOTONIC */
-    static unsigned passes;   /* since the last snapshot */
 
-    if (last.t_ns != 0 && clock_ns(CLOCK_MONOTONIC) < due && ++passes < BE_AGE_MAX) {
-        *out = last;
+    if (bs.last.t_ns != 0 && clock_ns(CLOCK_MONOTONIC) < bs.due && ++bs.passes < BE_AGE_MAX) {
+        *out = bs.last;
         return;
     }
-    /* glibc counts its arenas with malloc_info, a second walk of them all;
-     * an arena is made only for a thread's first allocation (or when one
-     * fails for want of memory), so the count is taken again only when a
-     * thread has come since. */
     uint64_t threads = __atomic_load_n(&seg->threads_seen, __ATOMIC_RELAXED);
+    int full = bs.last.t_ns == 0 ||
+               (threads != bs.threads_counted && bs.since_full + 1 >= BE_ARENAS_EVERY);
     uint64_t t_ns = clock_ns(CLOCK_REALTIME), cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    be->snapshot(&last, last.t_ns == 0 || threads != threads_counted);
-    threads_counted = threads;
-    seg_sum(seg, &geo, after);
+    be->snapshot(&bs.last, full);
+    if (full) {
+        bs.threads_counted = threads;
+        bs.since_full = 0;
+    } else {
+        bs.since_full++;
+    }
+    int after_ok = seg_sum(seg, &geo, after) == 0;
     uint64_t cpu1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     uint64_t alloc = 0, freed = 0, alloc_end = 0, freed_start = 0;
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
@@ -201,12 +222,13 @@ static void backend_stats(struct seg_backend_stats *out, const struct seg_counte
     }
     long nthreads = program_threads();
     uint64_t flight = (uint64_t)(nthreads > 0 ? nthreads : 1) * SEG_INFLIGHT_BYTES;
-    last.live_lo = alloc > freed + flight ? alloc - freed - flight : 0;
-    last.live_hi = alloc_end > freed_start ? alloc_end - freed_start : 0;
-    last.t_ns = t_ns;
-    due = clock_ns(CLOCK_MONOTONIC) + (cpu1 - cpu0) * BE_CPU_SHARE;
-    passes = 0;
-    *out = last;
+    int known = sum_ok && after_ok;
+    bs.last.live_lo = known && alloc > freed + flight ? alloc - freed - flight : 0;
+    bs.last.live_hi = known && alloc_end > freed_start ? alloc_end - freed_start : 0;
+    bs.last.t_ns = t_ns;
+    bs.due = clock_ns(CLOCK_MONOTONIC) + (cpu1 - cpu0) * BE_CPU_SHARE;
+    bs.passes = 0;
+    *out = bs.last;
 }
 
 static void sample_once(void)
@@ -245,7 +267,7 @@ static void sample_once(void)
     smp.rss_huge_ns = huge_ns;
     /* The counters just before the backend's statistics: the two as near
      * one moment as they can be (seg.h, struct seg_backend_stats). */
-    seg_sum_classes(seg, &geo, sum, trk);
+    int sum_ok = seg_sum_classes(seg, &geo, sum, trk) == 0;
     int exact = seg_req_exact(seg, &geo);
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
         smp.live_count += sum[c].allocs - sum[c].frees;
@@ -255,7 +277,7 @@ static void sample_once(void)
         smp.frees += sum[c].frees;
         smp.req_bytes += sum[c].req_bytes;
     }
-    backend_stats(&smp.backend, sum);
+    backend_stats(&smp.backend, sum, sum_ok);
     if (with_stacks) {
         stack_refresh_objects();
         stack_check_fds();
@@ -421,6 +443,7 @@ static void *sampler_main(void *arg)
     rt.state = T_LIVE;
     rt.countdown = LONG_MAX;
     rt.cap_off = 2;
+    memset(&bs, 0, sizeof bs);   /* a fork child's sampler: its own figures */
     capture_listen();
     /* The first pass waits min(interval, 200 ms). Run at once, on the CPU
      * of the thread that created it (a program's allocating thread), it

@@ -174,7 +174,7 @@ enum seg_backend_id { SEG_BACKEND_GLIBC = 0, SEG_BACKEND_JEMALLOC = 1, SEG_BACKE
  * malloc is counted just before the backend's call when its usable size
  * comes from the request). Every backend counts each live block at no less
  * than its usable size, so the allocator's in-use figure is at least
- * live_lo (glibc: uordblks + hblkhd; jemalloc: allocated; tcmalloc:
+ * live_lo (glibc: uordblks + hblkhd; jemalloc: active, which holds allocated; tcmalloc:
  * current_allocated_bytes): an invariant shimdump --check holds it to.
  * live_hi is the ceiling: allocations counted by the end less frees
  * counted before the start. Between the two lie the live usable bytes at

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <math.h>
+#include <sched.h>
 #include <string.h>
 
 #define RETRIES 1000
@@ -45,42 +46,63 @@ int seg_read_locked(const uint64_t *seq, const void *src, void *dst, size_t n)
 /* The sums. Every counter only grows and is stored whole, so reading a
  * chunk of words twice and finding it the same gives them as of one moment
  * (a double collect). And every block's allocation is counted before its
- * free: so, class by class, what frees add is read over all the slots
- * before what allocations add, and then each free in the class's sum is of
- * a block whose allocation is in it too. Its live blocks (allocations less
- * frees) are then real blocks of that class, allocated by the end of its
- * read and not freed by its start (microseconds apart: a whole sum taken
- * frees first over every class measured a churning program's live bytes at
- * 2.4 times the truth), and their usable bytes fit the class's sizes,
- * however threads free each other's blocks meanwhile. Each side of a
- * slot's class is one double collect over its counters and its tracked
- * figures together, so that those agree too (with sample:1, a live block's
- * request is counted where its usable size is, but for a thread between
- * its count and its table). */
+ * free: so, for a few classes at a time, what frees add is read over all
+ * the slots before what allocations add, and then each free in a class's
+ * sum is of a block whose allocation is in it too. Its live blocks
+ * (allocations less frees) are then real blocks of that class, allocated
+ * by the end of its read and not freed by its start, and their usable
+ * bytes fit the class's sizes, however threads free each other's blocks
+ * meanwhile (but for a block per thread whose bytes are counted and not
+ * yet the block itself). Each side of a slot's class is one double collect
+ * over its counters and its tracked figures together, so that those agree
+ * too (with sample:1, a live block's request is counted where its usable
+ * size is, but for a thread between its count and its table). */
 
-/* Which side a word of a class's counters, or of its tracked figures, is
- * on: the frees side holds what a free adds (and the tracked lifetimes). */
+/* The words of each side: what a free adds (and the tracked lifetimes,
+ * the tracked figures' last words, from TRK_FREE_RUN on), and what an
+ * allocation adds. */
 enum side { FREES, ALLOCS };
 #define CW (sizeof(struct seg_counters) / 8)
 #define TW (sizeof(struct seg_tracked) / 8)
 #define WORD(type, field) (offsetof(struct type, field) / 8)
+static const unsigned char cls_w[2][4] = {
+    [FREES] = { WORD(seg_counters, frees), WORD(seg_counters, usable_free) },
+    [ALLOCS] = { WORD(seg_counters, allocs), WORD(seg_counters, reallocs),
+                 WORD(seg_counters, req_bytes), WORD(seg_counters, usable_alloc) },
+};
+static const unsigned cls_n[2] = { 2, 4 };
+static const unsigned char trk_w[2][3] = {
+    [FREES] = { WORD(seg_tracked, frees), WORD(seg_tracked, req_free) },
+    [ALLOCS] = { WORD(seg_tracked, allocs), WORD(seg_tracked, req_alloc),
+                 WORD(seg_tracked, usable_alloc) },
+};
+static const unsigned trk_n[2] = { 2, 3 };
+#define TRK_FREE_RUN WORD(seg_tracked, usable_free)   /* usable_free, lifetime[]: to the end */
+_Static_assert(WORD(seg_tracked, lifetime) == TRK_FREE_RUN + 1 &&
+                   offsetof(struct seg_tracked, lifetime) +
+                           sizeof(((struct seg_tracked *)0)->lifetime) == sizeof(struct seg_tracked),
+               "usable_free then the lifetimes close the tracked figures");
+#define SIDE_MAX (4 + 3 + TW - TRK_FREE_RUN)
 
-static enum side cls_side(unsigned w)
+/* Reads one side of a slot's class: its counters at c and its tracked
+ * figures at k (NULL: none) into v, in the order of the lists. Returns how
+ * many words. */
+static unsigned read_side(enum side sd, const uint64_t *c, const uint64_t *k, uint64_t *v)
 {
-    return w == WORD(seg_counters, frees) || w == WORD(seg_counters, usable_free) ? FREES : ALLOCS;
+    unsigned n = 0;
+    for (unsigned w = 0; w < cls_n[sd]; w++)
+        v[n++] = __atomic_load_n(&c[cls_w[sd][w]], __ATOMIC_ACQUIRE);
+    if (!k)
+        return n;
+    for (unsigned w = 0; w < trk_n[sd]; w++)
+        v[n++] = __atomic_load_n(&k[trk_w[sd][w]], __ATOMIC_ACQUIRE);
+    if (sd == FREES)
+        for (unsigned w = TRK_FREE_RUN; w < TW; w++)
+            v[n++] = __atomic_load_n(&k[w], __ATOMIC_ACQUIRE);
+    return n;
 }
 
-_Static_assert(offsetof(struct seg_tracked, lifetime) + sizeof(((struct seg_tracked *)0)->lifetime) ==
-                   sizeof(struct seg_tracked), "the lifetimes are the tracked figures' last words");
-
-static enum side trk_side(unsigned w)
-{
-    return w == WORD(seg_tracked, frees) || w == WORD(seg_tracked, req_free) ||
-                   w == WORD(seg_tracked, usable_free) || w >= WORD(seg_tracked, lifetime)
-               ? FREES : ALLOCS;
-}
-
-/* Adds one side of a slot's class c to sum and t: its counters at cls and
+/* Adds one side of a slot's class to sum and t: its counters at cls and
  * its tracked figures at trk (NULL: a counter slot, which has none; or t
  * NULL: not wanted), read together in one double collect. Returns 0, or
  * EAGAIN when they kept changing past the retry limit (the last read is
@@ -88,36 +110,44 @@ static enum side trk_side(unsigned w)
 static int collect_side(enum side sd, const struct seg_counters *cls, const struct seg_tracked *trk,
                         struct seg_counters *sum, struct seg_tracked *t)
 {
-    const uint64_t *c = (const uint64_t *)cls, *k = (const uint64_t *)trk;
-    uint64_t a[CW + TW], b[CW + TW];
-    unsigned nk = trk && t ? TW : 0;
+    const uint64_t *c = (const uint64_t *)cls, *k = trk && t ? (const uint64_t *)trk : NULL;
+    uint64_t a[SIDE_MAX], b[SIDE_MAX];
+    unsigned n = read_side(sd, c, k, a);
     int same = 0;
     for (int i = 0; i < RETRIES && !same; i++) {
-        unsigned n = 0;
-        for (unsigned w = 0; w < CW; w++)
-            if (cls_side(w) == sd)
-                b[n++] = __atomic_load_n(&c[w], __ATOMIC_ACQUIRE);
-        for (unsigned w = 0; w < nk; w++)
-            if (trk_side(w) == sd)
-                b[n++] = __atomic_load_n(&k[w], __ATOMIC_ACQUIRE);
-        same = i > 0 && memcmp(a, b, n * 8) == 0;
+        read_side(sd, c, k, b);
+        same = memcmp(a, b, n * 8) == 0;
         memcpy(a, b, n * 8);
     }
-    unsigned n = 0;
-    for (unsigned w = 0; w < CW; w++)
-        if (cls_side(w) == sd)
-            ((uint64_t *)sum)[w] += a[n++];
-    for (unsigned w = 0; w < nk; w++)
-        if (trk_side(w) == sd)
-            ((uint64_t *)t)[w] += a[n++];
+    uint64_t *s = (uint64_t *)sum, *tt = (uint64_t *)t;
+    unsigned i = 0;
+    for (unsigned w = 0; w < cls_n[sd]; w++)
+        s[cls_w[sd][w]] += a[i++];
+    if (k) {
+        for (unsigned w = 0; w < trk_n[sd]; w++)
+            tt[trk_w[sd][w]] += a[i++];
+        if (sd == FREES)
+            for (unsigned w = TRK_FREE_RUN; w < TW; w++)
+                tt[w] += a[i++];
+    }
     return same ? 0 : EAGAIN;
 }
 
-/* One side of class c over every slot: the full slots, the counter
- * slots, the overflow slot (which holds the tracked figures of the threads
- * in counter slots) and the retired total. */
-static int sum_side(const void *base, const struct seg_header *h, enum side sd, unsigned c,
-                    struct seg_counters *sum, struct seg_tracked *trk)
+/* Classes summed together, frees then allocations: the fewer, the shorter
+ * the time between a class's two sides (what is allocated meanwhile is
+ * counted as allocated, and not yet as freed), the more, the fewer the
+ * walks over the slots. Measured on bcsim (16 threads, a 128 MiB cache,
+ * 5.6 GiB/s allocated), 20 reads: every class at once read up to 2.4 times
+ * the live bytes, 32 at a time up to 16% over, 8 at a time up to 1.5%. A
+ * sum of 128 threads' slots takes 1.3 ms, as a single walk did; of 4096
+ * (their counter slots one page each) 27 ms, where one walk took 11. */
+#define GROUP 8
+
+/* One side of classes [c0, c1) over every slot: the full slots, the
+ * counter slots, the overflow slot (which holds the tracked figures of the
+ * threads in counter slots) and the retired total. */
+static int sum_side(const void *base, const struct seg_header *h, enum side sd, unsigned c0,
+                    unsigned c1, struct seg_counters *sum, struct seg_tracked *trk)
 {
     const struct seg_slot *slots = at(base, h->off_slots);
     const struct seg_slot *overflow = at(base, h->off_overflow);
@@ -126,7 +156,8 @@ static int sum_side(const void *base, const struct seg_header *h, enum side sd, 
     for (uint32_t i = 0; i < h->nslots; i++) {
         if (__atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE) != SEG_SLOT_LIVE)
             continue;  /* never used, or folded into retired and cleared */
-        rc |= collect_side(sd, &slots[i].cls[c], &slots[i].trk[c], sum, trk);
+        for (unsigned c = c0; c < c1; c++)
+            rc |= collect_side(sd, &slots[i].cls[c], &slots[i].trk[c], &sum[c], trk ? &trk[c] : NULL);
     }
     if (h->ncslots) {
         const struct seg_cstate *cst = at(base, h->off_cstate);
@@ -137,41 +168,53 @@ static int sum_side(const void *base, const struct seg_header *h, enum side sd, 
             high = h->ncslots;
         for (uint64_t i = 0; i < high; i++)
             if (__atomic_load_n(&cst[i].state, __ATOMIC_ACQUIRE) == SEG_SLOT_LIVE)
-                rc |= collect_side(sd, &cs[i].cls[c], NULL, sum, NULL);
+                for (unsigned c = c0; c < c1; c++)
+                    rc |= collect_side(sd, &cs[i].cls[c], NULL, &sum[c], NULL);
     }
-    rc |= collect_side(sd, &overflow->cls[c], &overflow->trk[c], sum, trk);
-    rc |= collect_side(sd, &retired->cls[c], &retired->trk[c], sum, trk);
+    for (unsigned c = c0; c < c1; c++) {
+        rc |= collect_side(sd, &overflow->cls[c], &overflow->trk[c], &sum[c], trk ? &trk[c] : NULL);
+        rc |= collect_side(sd, &retired->cls[c], &retired->trk[c], &sum[c], trk ? &trk[c] : NULL);
+    }
     return rc;
 }
 
-/* Class by class, both sides over every slot, frees first: a class's sum
- * spans the microseconds of its own two passes, so what moves meanwhile
- * (and is counted as allocated, not yet as freed) is that little. The
+/* GROUP classes at a time, both sides over every slot, frees first. The
  * retired slot's seq also covers folds: a thread that exits adds its slot
- * to retired and clears the slot inside one odd period, so a sum taken
- * across an unchanged, even retired seq counts it once. trk may be NULL. */
+ * to retired and clears the slot inside one odd period (a microsecond or
+ * so: an odd seq is waited out, yielding now and then), so a sum taken
+ * across an unchanged, even retired seq counts it once. The output is
+ * zeroed first: on EAGAIN it holds the last attempt, or zeros. trk may be
+ * NULL. */
 static int sum_all(const void *base, const struct seg_header *h,
                    struct seg_counters sum[SIZECLASS_COUNT], struct seg_tracked *trk)
 {
     const struct seg_slot *retired = at(base, h->off_retired);
-    int rc = 0;
+    int rc = EAGAIN;
+    memset(sum, 0, sizeof(struct seg_counters) * SIZECLASS_COUNT);
+    if (trk)
+        memset(trk, 0, sizeof(struct seg_tracked) * SIZECLASS_COUNT);
     for (int attempt = 0; attempt < RETRIES; attempt++) {
         uint64_t r0 = __atomic_load_n(&retired->seq, __ATOMIC_ACQUIRE);
-        if (r0 & 1)
+        if (r0 & 1) {
+            if (attempt % 16 == 15)
+                sched_yield();
             continue;
+        }
         memset(sum, 0, sizeof(struct seg_counters) * SIZECLASS_COUNT);
         if (trk)
             memset(trk, 0, sizeof(struct seg_tracked) * SIZECLASS_COUNT);
         rc = 0;
-        for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {
-            rc |= sum_side(base, h, FREES, c, &sum[c], trk ? &trk[c] : NULL);
-            rc |= sum_side(base, h, ALLOCS, c, &sum[c], trk ? &trk[c] : NULL);
+        for (unsigned c = 0; c < SIZECLASS_COUNT; c += GROUP) {
+            unsigned c1 = c + GROUP < SIZECLASS_COUNT ? c + GROUP : SIZECLASS_COUNT;
+            rc |= sum_side(base, h, FREES, c, c1, sum, trk);
+            rc |= sum_side(base, h, ALLOCS, c, c1, sum, trk);
         }
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&retired->seq, __ATOMIC_RELAXED) == r0)
             return rc ? EAGAIN : 0;
+        rc = EAGAIN;
     }
-    return EAGAIN;
+    return rc;
 }
 
 int seg_sum_classes(const void *base, const struct seg_header *h,
@@ -183,15 +226,6 @@ int seg_sum_classes(const void *base, const struct seg_header *h,
 int seg_sum(const void *base, const struct seg_header *h, struct seg_counters out[SIZECLASS_COUNT])
 {
     return sum_all(base, h, out, NULL);
-}
-
-void seg_read_tracked(const void *base, const struct seg_header *h, unsigned c,
-                      struct seg_tracked *out)
-{
-    static struct seg_counters sum[SIZECLASS_COUNT];
-    static struct seg_tracked trk[SIZECLASS_COUNT];
-    sum_all(base, h, sum, trk);
-    *out = trk[c < SIZECLASS_COUNT ? c : 0];
 }
 
 int seg_req_exact(const void *base, const struct seg_header *h)

@@ -12,9 +12,9 @@
  * the mapping. */
 
 /* Sums each class's counters over the slots, the counter slots, the
- * overflow slot and the retired total: class by class, first what frees
- * add, over all of them, then what allocations add (each a double collect
- * per slot and class, the retired seq around the whole, as seg.h
+ * overflow slot and the retired total: a few classes at a time, first what
+ * frees add, over all of them, then what allocations add (each a double
+ * collect per slot and class, the retired seq around the whole, as seg.h
  * describes). Every free
  * in the sum is then of a block whose allocation is in it: a class's live
  * blocks (allocations less frees) are real blocks of that class, and its
@@ -55,10 +55,6 @@ double seg_req_stderr(double live, double n, double s1, double s2, uint64_t live
  * child's inherited counts, and no tracked block dropped (read from the
  * live header at base, with h the validated copy). */
 int seg_req_exact(const void *base, const struct seg_header *h);
-
-/* Sums the tracked aggregates of class c over all slots, like seg_sum. */
-void seg_read_tracked(const void *base, const struct seg_header *h, unsigned c,
-                      struct seg_tracked *out);
 
 /* Reads a seqlock-guarded region of n bytes at src into dst. Returns 0, or
  * EAGAIN after the retry limit (dst then holds the last attempt). */

@@ -68,6 +68,7 @@ sys.exit(0 if d["series"] and d["series"][-1]["t"] - d["started_ns"] >= 6 * 10**
     kill $pid
     wait $pid 2>/dev/null
 done
+kill $busy 2>/dev/null
 
 # A snapshot whose allocator figures were taken 10 s before it: each
 # output says so. And one of 32 samples whose last carries figures 31 s

@@ -114,9 +114,7 @@ static inline void su_snap(const struct seg_header *h, struct su_snap *s)
     struct seg_header g;
     memcpy(&g, h, sizeof g);
     CHECK(seg_validate(&g, g.total_size, NULL) == 0);
-    CHECK(seg_sum(h, &g, s->c) == 0);
-    for (unsigned c = 0; c < SIZECLASS_COUNT; c++)
-        seg_read_tracked(h, &g, c, &s->t[c]);
+    CHECK(seg_sum_classes(h, &g, s->c, s->t) == 0);
 }
 
 #endif

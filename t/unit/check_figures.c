@@ -460,6 +460,44 @@ START_TEST(waterfall_and_ages)
 }
 END_TEST
 
+/* Each backend's figures by name: in use and what it holds. */
+START_TEST(allocators)
+{
+    struct dump *d = healthy();
+    struct fig_alloc a;
+    struct dump_sample *s = &d->series[5];
+    for (int k = 0; k < 6; k++)
+        s->be.v[k] = (uint64_t)(k + 1) * 1000;
+    d->backend_id = SEG_BACKEND_JEMALLOC;
+    fig_alloc_of(d, s, &a);
+    ck_assert(a.have);
+    ck_assert_uint_eq(a.in_use, 2000);       /* active */
+    ck_assert_uint_eq(a.footprint, 3000);    /* resident */
+    ck_assert_str_eq(a.in_use_name, "jemalloc active");
+    ck_assert_str_eq(a.more[0].label, "allocated");
+    ck_assert_uint_eq(a.more[0].v, 1000);
+    d->backend_id = SEG_BACKEND_TCMALLOC;
+    fig_alloc_of(d, s, &a);
+    ck_assert_uint_eq(a.in_use, 1000);       /* current_allocated_bytes */
+    ck_assert_uint_eq(a.footprint, 0);   /* heap 2000 less unmapped 4000: not below 0 */
+    s->be.v[3] = 500;
+    fig_alloc_of(d, s, &a);
+    ck_assert_uint_eq(a.footprint, 1500);
+    d->backend_id = SEG_BACKEND_GLIBC;
+    fig_alloc_of(d, s, &a);
+    ck_assert_uint_eq(a.in_use, 5000 + 2000);   /* uordblks + hblkhd */
+    ck_assert_uint_eq(a.footprint, 1000 + 2000);   /* arena + hblkhd */
+    ck_assert_str_eq(a.more[0].label, "arenas");
+    ck_assert_int_eq(a.more[0].bytes, 0);
+    d->backend_id = 7;   /* none of the three */
+    fig_alloc_of(d, s, &a);
+    ck_assert(!a.have);
+    fig_alloc_of(d, NULL, &a);
+    ck_assert(!a.have);
+    free_healthy(d);
+}
+END_TEST
+
 START_TEST(classes_sites_diff)
 {
     struct dump *a = healthy(), *b = healthy();
@@ -674,6 +712,7 @@ static Suite *figures_suite(void)
     tcase_add_test(m, coarse_whole_life);
     tcase_add_test(m, three_tiers);
     tcase_add_test(f, waterfall_and_ages);
+    tcase_add_test(f, allocators);
     tcase_add_test(f, classes_sites_diff);
     tcase_add_test(f, amounts);
     tcase_add_test(f, bins);

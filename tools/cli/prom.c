@@ -102,7 +102,7 @@ void prom_write(FILE *f, const struct dump *const *d, size_t n)
                 continue;
             fputs(metrics[m].name, f);
             labels(f, d[i]);
-            if (v == (double)(uint64_t)v)
+            if (v >= 0 && v < 0x1p64 && v == (double)(uint64_t)v)
                 fprintf(f, "} %llu\n", (unsigned long long)v);
             else
                 fprintf(f, "} %.3f\n", v);

@@ -1351,7 +1351,9 @@ int main(int argc, char **argv)
     if (opt.output && opt.mode != M_CAPTURE)
         return shimdump_err(DX_USAGE, "--output goes with --capture");
     find_dir();
-    check_all = getenv("SHIMDUMP_CHECK") && strcmp(getenv("SHIMDUMP_CHECK"), "0") != 0;
+    /* (--check itself prints what fails, on stdout) */
+    check_all = opt.mode != M_CHECK && getenv("SHIMDUMP_CHECK") &&
+                strcmp(getenv("SHIMDUMP_CHECK"), "0") != 0;
     signal(SIGINT, on_stop);
     signal(SIGTERM, on_stop);
     signal(SIGQUIT, on_stop);   /* --watch must get to restore the terminal */

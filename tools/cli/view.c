@@ -223,6 +223,8 @@ static void over_time(FILE *f, const struct dump *d, const struct view_opts *o)
         t0 = d->start_ns;
     if (since && (from > 0 || t0 < since))
         t0 = since;
+    if (t0 > t1)
+        t0 = t1;   /* a clock stepped back: the points' own times */
     size_t ncols = cnt < CHART_W ? cnt : CHART_W;
     size_t nb = fig_bin(&h, from, t0, t1, ncols, bins, col);
     /* a column without a point of its own is inside the span of the next
@@ -568,11 +570,10 @@ static void heading(FILE *f, const struct dump *d, const struct view_opts *o)
     static const char *const sev_col[] = { DIM, YELLOW, RED };
     struct fig_note notes[FIG_NOTES_MAX];
     size_t nn = fig_notes(d, notes, FIG_NOTES_MAX);
-    char up[24], ver[24];
+    char up[24], ver[SEG_BACKEND_VERSION_MAX];
     const char *col = d->state == DS_ALIVE ? "" : RED;
 
-    /* "5.3.0-0-g54eaed1d8b..." is jemalloc's: the release is enough here. */
-    snprintf(ver, sizeof ver, "%.*s", (int)strcspn(d->backend_version, "- "), d->backend_version);
+    fig_backend_release(d, ver, sizeof ver);
     fprintf(f, "%spid %u (%s)%s  %s%s%s  up %s   backend %s %s\n", on(o, BOLD), d->pid, d->comm,
             on(o, OFF), on(o, col), state_word(d->state), *col ? on(o, OFF) : "",
             dur_str(up, sizeof up, (uint64_t)(fig_uptime_s(d) * 1e9)), d->backend, ver);

@@ -533,8 +533,8 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
 {
     const struct seg_header *file = base;
     struct seg_header h;
-    static struct seg_counters sum[SIZECLASS_COUNT];
-    static struct seg_tracked trk[SIZECLASS_COUNT];
+    struct seg_counters sum[SIZECLASS_COUNT];
+    struct seg_tracked trk[SIZECLASS_COUNT];
     struct seg_ages ages;
     uint32_t version;
     int rc;

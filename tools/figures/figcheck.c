@@ -76,7 +76,10 @@ static void totals_sum(struct ctx *c)
 /* A thread adds a block's usable size, then counts the block (at
  * allocation and at free): a read between the two, which a double collect
  * takes as a moment, sees the bytes without the block. One block per
- * thread may so be half counted. */
+ * thread may so be half counted: a free's bytes gone while the block is
+ * still counted (the floor), an allocation's bytes there before the block
+ * (the ceiling). threads_seen counts every thread the process had, so the
+ * allowance is generous where threads come and go. */
 static void class_sizes(struct ctx *c)
 {
     const struct dump *d = c->d;
@@ -85,9 +88,9 @@ static void class_sizes(struct ctx *c)
         return;
     for (unsigned k = 0; k < SIZECLASS_COUNT; k++) {
         const struct dump_class *x = &d->cls[k];
-        double half = k == SIZECLASS_LAST ? 0 : threads * (double)sizeclass_max(k);
-        double lo = (double)x->live_count * (double)sizeclass_min(k) - half;
-        double hi = k == SIZECLASS_LAST ? INFINITY : (double)x->live_count * (double)sizeclass_max(k) + half;
+        double n = (double)x->live_count;
+        double lo = (n > threads ? n - threads : 0) * (double)sizeclass_min(k);
+        double hi = k == SIZECLASS_LAST ? INFINITY : (n + threads) * (double)sizeclass_max(k);
         if ((double)x->live_usable < lo || (double)x->live_usable > hi)
             fail(c, "class %u: %llu live blocks of %zu..%zu usable bytes hold %llu", k,
                  (unsigned long long)x->live_count, sizeclass_min(k),

@@ -84,6 +84,14 @@ void fig_alloc_of(const struct dump *d, const struct dump_sample *s, struct fig_
     }
 }
 
+char *fig_backend_release(const struct dump *d, char *dst, size_t cap)
+{
+    /* "5.3.0-0-g54eaed1d8b...": jemalloc's git description; the release
+     * is enough */
+    snprintf(dst, cap, "%.*s", (int)strcspn(d->backend_version, "- "), d->backend_version);
+    return dst;
+}
+
 /* ---- Estimates ---- */
 
 double fig_est(const struct dump *d, uint64_t tracked)
@@ -394,22 +402,19 @@ size_t fig_notes(const struct dump *d, struct fig_note *out, size_t max)
                  "(they cost more than the rest, so they are taken less often)",
                  figfmt_dur(b, sizeof b, age.ns, FF_WORDS));
     }
-    /* The allocator's in use below the live bytes it is shown beside:
-     * they were counted at another moment (just before its figures, or
-     * passes before when its figures are carried over), and moved. */
+    /* The allocator's in use below the live usable bytes it is shown
+     * beside: those are counted when the snapshot is read, its figures a
+     * moment (or passes) before, and the live bytes moved meanwhile. */
     struct fig_alloc al;
     fig_alloc_of(d, s, &al);
-    if (al.have && al.t_ns && al.in_use < s->live_usable && al.in_use >= al.live_lo) {
-        char iu[24], lu[24], lo[24], hi[24], ago[32];
-        if (al.t_ns < s->t_ns)
-            snprintf(ago, sizeof ago, "%s before them",
-                     figfmt_dur(b, sizeof b, s->t_ns - al.t_ns, FF_WORDS));
-        else
-            snprintf(ago, sizeof ago, "just after them");
+    if (al.have && al.t_ns && al.in_use < d->total.live_usable && al.in_use >= al.live_lo) {
+        char iu[24], lu[24], lo[24], hi[24];
+        struct fig_age age = fig_age_of(d, al.t_ns);
         note(out, max, &n, FN_INFO, "the allocator's in use (%s) is below the live usable bytes "
-             "(%s): its figures were taken %s, when the live usable bytes were between %s and "
-             "%s, which it holds", figfmt_bytes(iu, sizeof iu, al.in_use),
-             figfmt_bytes(lu, sizeof lu, s->live_usable), ago, figfmt_bytes(lo, sizeof lo, al.live_lo),
+             "(%s): its figures were taken %s before, when the live usable bytes were between %s "
+             "and %s, which it holds", figfmt_bytes(iu, sizeof iu, al.in_use),
+             figfmt_bytes(lu, sizeof lu, d->total.live_usable),
+             figfmt_dur(b, sizeof b, age.ns, FF_WORDS), figfmt_bytes(lo, sizeof lo, al.live_lo),
              figfmt_bytes(hi, sizeof hi, al.live_hi));
     }
     if (!d->consistent)

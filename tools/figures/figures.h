@@ -67,6 +67,10 @@ struct fig_alloc {
 /* Fills *a from sample s of d's backend (s may be NULL: a->have 0). */
 void fig_alloc_of(const struct dump *d, const struct dump_sample *s, struct fig_alloc *a);
 
+/* The backend's release, from its version ("5.3.0" of jemalloc's
+ * "5.3.0-0-g54eaed1d8b..."): written to dst[cap], returned. */
+char *fig_backend_release(const struct dump *d, char *dst, size_t cap);
+
 /* ---- Estimates of tracked blocks ---- */
 
 /* A count or total of tracked blocks, as an estimate of all blocks. */

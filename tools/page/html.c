@@ -314,8 +314,7 @@ static void inputs_table(FILE *f, const struct input *in, size_t n)
     for (size_t i = 0; i < n; i++) {
         const struct dump *d = in[i].d;
         char ver[SEG_BACKEND_VERSION_MAX];
-        /* "5.3.0-0-g54eaed1d8b..." is jemalloc's: the release is enough */
-        snprintf(ver, sizeof ver, "%.*s", (int)strcspn(d->backend_version, "-"), d->backend_version);
+        fig_backend_release(d, ver, sizeof ver);
         fprintf(f, "<tr data-input=\"%zu\"><th class=\"l\" scope=\"row\">", i);
         swatch(f, &in[i]);
         htmlfmt_esc(f, in[i].label);
@@ -555,7 +554,10 @@ static void polyline(FILE *f, const struct fig_point *b, size_t n, const struct 
     fputs("<polyline fill=\"none\" points=\"", f);
     for (size_t i = 0; i < n; i++) {
         uint64_t v = field == 0 ? b[i].rss : field == 1 ? b[i].live : b[i].be.v[field - 2];
-        fprintf(f, "%s%.1f,%.1f", i ? " " : "", htmlfmt_at(x, since_start(in->d, b[i].t_ns)),
+        /* the backend's figures where they were taken, not where a later
+         * sample carried them */
+        uint64_t t = field >= 2 && b[i].be.t_ns ? b[i].be.t_ns : b[i].t_ns;
+        fprintf(f, "%s%.1f,%.1f", i ? " " : "", htmlfmt_at(x, since_start(in->d, t)),
                 htmlfmt_at(y, (double)v));
     }
     fprintf(f, "\" %s/>\n", attrs);
@@ -883,8 +885,9 @@ static int allocator_charts(FILE *f, const struct input *in, size_t n)
         fprintf(f, "<table data-input=\"%zu\" data-kind=\"backend\">\n<caption>", i);
         htmlfmt_esc(f, in[i].label);
         fprintf(f, ": the backend's statistics over time in %zu row%s (each the last point in %.0f "
-                   "pixels of the chart)</caption>\n<thead><tr><th class=\"l\" scope=\"col\">since "
-                   "start</th>", nr, nr == 1 ? "" : "s", TABLE_PX);
+                   "pixels of the chart, and when its figures were taken)</caption>\n<thead><tr>"
+                   "<th class=\"l\" scope=\"col\">since start</th><th scope=\"col\">taken</th>",
+                nr, nr == 1 ? "" : "s", TABLE_PX);
         for (unsigned j = 0; j < 6; j++)
             if (*dump_be_field(d->backend_id, j)) {
                 fprintf(f, "<th scope=\"col\" data-field=\"%s\">", dump_be_field(d->backend_id, j));
@@ -893,8 +896,11 @@ static int allocator_charts(FILE *f, const struct input *in, size_t n)
             }
         fputs("</tr></thead>\n<tbody>\n", f);
         for (size_t k = 0; k < nr; k++) {
-            fprintf(f, "<tr data-t=\"%llu\"><th scope=\"row\">%s</th>", (unsigned long long)r[k].t_ns,
-                    figfmt_elapsed(a, sizeof a, since_start(d, r[k].t_ns)));
+            char tk[48];
+            fprintf(f, "<tr data-t=\"%llu\" data-taken=\"%llu\"><th scope=\"row\">%s</th><td>%s</td>",
+                    (unsigned long long)r[k].t_ns, (unsigned long long)r[k].be.t_ns,
+                    figfmt_elapsed(a, sizeof a, since_start(d, r[k].t_ns)),
+                    r[k].be.t_ns ? figfmt_elapsed(tk, sizeof tk, since_start(d, r[k].be.t_ns)) : "-");
             for (unsigned j = 0; j < 6; j++) {
                 if (!*dump_be_field(d->backend_id, j))
                     continue;
