@@ -889,8 +889,14 @@ void capture_listen(void)
         return;
     if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) != 0 ||
         listen(fd, 4) != 0 || fstat(fd, &st) != 0) {
-        /* another process of this pid in this network namespace (another
-         * pid namespace): shimdump --capture says it cannot reach us */
+        /* The name is taken: by a process of this pid in another pid
+         * namespace that shares this network namespace, or by a socket
+         * that someone made to pass for this process's. shimdump --capture
+         * checks whose it is before it sends anything; here, one line. */
+        if (errno == EADDRINUSE)
+            log_msg("capture: the socket name %s is taken by another socket (another process's, "
+                    "maybe another user's): shimdump --capture cannot reach this process",
+                    a.sun_path + 1);
         close(fd);
         return;
     }

@@ -4,9 +4,12 @@
  *
  * The process listens, once its sampler thread runs, on an AF_UNIX
  * SOCK_SEQPACKET socket in the abstract namespace named CAPCTL_NAME with its
- * pid (nothing in the file system, gone with the process). shimdump
- * connects, checks by SO_PEERCRED that the listener is the process it
- * named, and sends one CAPCTL_START message with the trace file's
+ * pid (nothing in the file system, gone with the process; anyone may bind
+ * an abstract name first). shimdump connects, checks that the listener is
+ * the process it named by what the kernel vouches for (SO_PEERCRED's uid
+ * root's or the process's owner's, and SO_PEERPIDFD's process alive as
+ * that pid where the kernel has it: tools/cli/capreq.c), and only then
+ * sends one CAPCTL_START message with the trace file's
  * descriptor attached (SCM_RIGHTS): shimdump creates the file, mode 0600,
  * as the user who asked, so the process never opens a path. The process
  * checks by SO_PEERCRED that the asker is its owner (its effective user)

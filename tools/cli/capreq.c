@@ -35,23 +35,25 @@ static void comm_of(long pid, char *buf, size_t cap)
     }
 }
 
-/* From /proc/PID/status: the effective uid (*euid, or -1) and the pid
- * that the process has in its own pid namespace (the last of NSpid: its
- * socket is named with that one), else pid itself. */
-static long status_of(long pid, long *euid)
+/* From /proc/PID/status: the real and effective uids (*ruid, *euid, or
+ * -1) and the pid that the process has in its own pid namespace (the last
+ * of NSpid: its socket is named with that one), else pid itself. */
+static long status_of(long pid, long *ruid, long *euid)
 {
     char path[64], line[512];
     long inner = pid;
     snprintf(path, sizeof path, "/proc/%ld/status", pid);
     FILE *f = fopen(path, "re");
-    *euid = -1;
+    *ruid = *euid = -1;
     if (!f)
         return pid;
     while (fgets(line, sizeof line, f)) {
         if (!strncmp(line, "Uid:", 4)) {
             unsigned long r, e;
-            if (sscanf(line + 4, "%lu %lu", &r, &e) == 2)
+            if (sscanf(line + 4, "%lu %lu", &r, &e) == 2) {
+                *ruid = (long)r;
                 *euid = (long)e;
+            }
         } else if (!strncmp(line, "NSpid:", 6)) {
             char *last = strrchr(line, '\t');
             long v = last ? strtol(last + 1, NULL, 10) : 0;
@@ -63,9 +65,93 @@ static long status_of(long pid, long *euid)
     return inner;
 }
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77   /* Linux 6.5 */
+#endif
+
+/* The pid that a pidfd refers to now, as this process sees it: from its
+ * fdinfo's "Pid:" (-1 once the process is gone), or 0 when unknown. */
+static long pidfd_pid(int pidfd)
+{
+    char path[64], line[256];
+    long pid = 0;
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "Pid:", 4)) {
+            pid = strtol(line + 4, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return pid;
+}
+
+/* Whether the listener at the other end of s is pid's own: its uid (the
+ * kernel's word, which nobody forges) root's or pid's owner's, and, where
+ * the kernel gives the listener's pidfd (SO_PEERPIDFD), that process alive
+ * as pid. SO_PEERCRED's pid alone is no proof: the kernel records it when
+ * the socket listens and keeps it after that process exits, so another
+ * user's socket made by a process that had the pid before can claim it.
+ * Returns 1, or 0 after saying why. */
+static int peer_is(int s, long pid, long ruid, long euid, int *code)
+{
+    struct ucred cred;
+    socklen_t cl = sizeof cred;
+    if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0) {
+        *code = DX_SYS;
+        shimdump_err(0, "pid %ld's capture socket: SO_PEERCRED: %s", pid, strerror(errno));
+        return 0;
+    }
+    if (cred.uid != 0 && (long)cred.uid != ruid && (long)cred.uid != euid) {
+        *code = DX_PERM;
+        shimdump_err(0, "the capture socket named for pid %ld is held by uid %u, neither root nor "
+             "pid %ld's owner: something else holds the name; nothing was sent", pid,
+             (unsigned)cred.uid, pid);
+        return 0;
+    }
+    int pfd = -1;
+    socklen_t pl = sizeof pfd;
+    if (getsockopt(s, SOL_SOCKET, SO_PEERPIDFD, &pfd, &pl) == 0 && pfd >= 0) {
+        long now = pidfd_pid(pfd);
+        close(pfd);
+        if (now != pid && now != 0) {
+            *code = DX_PERM;
+            shimdump_err(0, "the capture socket named for pid %ld is held by %s: something else "
+                 "holds the name; nothing was sent", pid,
+                 now < 0 ? "a process that has exited" : "another process");
+            return 0;
+        }
+    } else if (errno != ENOPROTOOPT && errno != EOPNOTSUPP) {
+        /* the listener is gone (ESRCH), or its pidfd cannot be had */
+        *code = DX_PERM;
+        shimdump_err(0, "the capture socket named for pid %ld: its listener cannot be checked (%s): "
+             "nothing was sent", pid, strerror(errno));
+        return 0;
+    }
+    /* The listener must be the process named: another pid namespace that
+     * shares this network namespace may have a process of the same pid. */
+    if (cred.pid != (pid_t)pid) {
+        *code = DX_NOTFOUND;
+        shimdump_err(0, "the capture socket named for pid %ld is another process's (pid %d here): a "
+             "process in another pid namespace; run shimdump in the namespace of pid %ld",
+             pid, (int)cred.pid, pid);
+        return 0;
+    }
+    return 1;
+}
+
+/* How long a connection may wait for the listener's backlog to drain. */
+#define CONNECT_WAIT_MS 5000
+
 /* Connects to pid's capture socket, entering its network namespace where
- * it is another (root only). Returns the socket, or -1 after saying why. */
-static int connect_to(long pid, int *code)
+ * it is another (root only), without blocking: a listener whose backlog
+ * stays full (a squatter that never accepts) is given CONNECT_WAIT_MS, and
+ * *stop (SIGINT, SIGTERM) ends the wait. Then checks that the listener is
+ * pid's (peer_is). Returns the socket, blocking again, or -1 after saying
+ * why. */
+static int connect_to(long pid, int *code, volatile sig_atomic_t *stop)
 {
     struct sockaddr_un a;
     struct stat mine, theirs;
@@ -73,8 +159,8 @@ static int connect_to(long pid, int *code)
 
     memset(&a, 0, sizeof a);
     a.sun_family = AF_UNIX;
-    long euid;
-    long inner = status_of(pid, &euid);
+    long ruid, euid;
+    long inner = status_of(pid, &ruid, &euid);
     if (geteuid() != 0 && euid >= 0 && (uid_t)euid != geteuid()) {
         /* the process closes on anyone else without a word: say it here */
         *code = DX_PERM;
@@ -99,34 +185,41 @@ static int connect_to(long pid, int *code)
         }
         close(ns);
     }
-    int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (s < 0) {
         *code = DX_SYS;
         shimdump_err(0, "socket: %s", strerror(errno));
         return -1;
     }
-    if (connect(s, (struct sockaddr *)&a, alen) != 0) {
-        int e = errno;
+    int r, e = 0;
+    for (int waited = 0;; waited += 10) {
+        if ((r = connect(s, (struct sockaddr *)&a, alen)) == 0)
+            break;
+        e = errno;
+        /* a full backlog: EAGAIN at once on a unix socket; wait it out */
+        if ((e != EAGAIN && e != EINTR) || waited >= CONNECT_WAIT_MS || *stop)
+            break;
+        poll(NULL, 0, 10);
+    }
+    if (r != 0) {
         close(s);
         *code = DX_NOTFOUND;
         if (e == ECONNREFUSED || e == ENOENT)
             shimdump_err(0, "pid %ld takes no capture: it does not run under libmallocshim.so with "
                  "record and capture on, its sampler has not started (no block tracked yet), or "
                  "its libmallocshim.so predates --capture", pid);
+        else if (e == EAGAIN && *stop)
+            shimdump_err(0, "interrupted while waiting for pid %ld's capture socket", pid);
+        else if (e == EAGAIN)
+            shimdump_err(0, "the capture socket named for pid %ld accepts no connection in %d s: "
+                 "something else may hold the name, or the process is stopped", pid,
+                 CONNECT_WAIT_MS / 1000);
         else
             shimdump_err(0, "cannot reach pid %ld's capture socket: %s", pid, strerror(e));
         return -1;
     }
-    /* The listener must be the process named: another pid namespace that
-     * shares this network namespace may have a process of the same pid. */
-    struct ucred cred;
-    socklen_t cl = sizeof cred;
-    if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 && cred.pid != (pid_t)pid) {
+    if (!peer_is(s, pid, ruid, euid, code) || fcntl(s, F_SETFL, 0) != 0) {
         close(s);
-        *code = DX_NOTFOUND;
-        shimdump_err(0, "the capture socket named for pid %ld is another process's (pid %d here): a "
-             "process in another pid namespace; run shimdump in the namespace of pid %ld",
-             pid, (int)cred.pid, pid);
         return -1;
     }
     return s;
@@ -209,7 +302,7 @@ int capreq_run(long pid, unsigned seconds, const char *output, volatile sig_atom
                     "%s: %s%s", output, strerror(errno),
                     errno == EEXIST ? " (never written over: give another --output)" : "");
     /* from here on, a failure before the capture starts removes the file */
-    int s = connect_to(pid, &code);
+    int s = connect_to(pid, &code, stop);
     if (s < 0)
         goto gone;
     if (send_start(s, fd, seconds) != 0) {
