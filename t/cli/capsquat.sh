@@ -29,9 +29,9 @@ trap 'rm -rf "$att"; [ -n "${KEEPTMP:-}" ] || rm -rf "$TMP"' EXIT
 cat >"$att/squat.py" <<'PY'
 # squat.py DIR MODE: as the squatter. A child binds and listens on the
 # capture name of its own pid, hands the socket over and exits; DIR/pid
-# gets that pid, now free. MODE take: accept connections, and for each
-# descriptor received write DIR/got and scribble into it. MODE full: never
-# accept, and fill the backlog.
+# gets that pid, now free. MODE take: accept one connection, and for each
+# descriptor it brings write DIR/got and scribble into it; exit once it is
+# closed. MODE full: never accept, and fill the backlog.
 import os, socket, sys, time
 d, mode = sys.argv[1], sys.argv[2]
 a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -69,16 +69,20 @@ while True:
         c, _ = s.accept()
     except socket.timeout:
         break
-    c.settimeout(10)
-    try:
-        data, got, fl, ad = socket.recv_fds(c, 4096, 4)
-    except OSError:
-        continue
-    if got:
-        with open(os.path.join(d, "got"), "w") as f:
-            f.write("%d descriptors\n" % len(got))
-        for fd in got:
-            os.write(fd, b"written by the squatter\n")
+    c.settimeout(60)
+    while True:
+        try:
+            data, got, fl, ad = socket.recv_fds(c, 4096, 4)
+        except OSError:
+            break
+        if got:
+            with open(os.path.join(d, "got"), "w") as f:
+                f.write("%d descriptors\n" % len(got))
+            for fd in got:
+                os.write(fd, b"written by the squatter\n")
+        if not data and not got:
+            break   # shimdump closed the connection
+    break
 PY
 
 # squat MODE: starts the squatter ($spid) and sets $free to the pid it let go.
@@ -129,7 +133,7 @@ ok 0 "the squatter (uid 65534) holds the capture name of pid $free; a root proce
 wait_for "$TMP/mallocshim.$free"
 "$SD" --capture=2 -o "$TMP/victim.trace" "$free" >"$TMP/out" 2>"$TMP/err"
 rc=$?
-sleep 0.5   # the squatter would have written into whatever it got by now
+wait "$spid"   # the squatter ends once shimdump has closed its connection
 [ $rc -eq 3 ] && grep -q "is held by uid 65534, neither root nor pid $free's owner: something else holds the name; nothing was sent" "$TMP/err" &&
     [ ! -e "$att/got" ] && [ ! -e "$TMP/victim.trace" ]
 ok $? "root's shimdump --capture: exit 3, the squatter named, no descriptor sent, no file left (rc $rc)" ||
@@ -157,7 +161,9 @@ else
     ok $? "a full backlog: shimdump gives up after its 5 s, exit 1, no file left (rc $rc)" || diag "$TMP/err"
     timeout 60 "$SD" --capture=2 -o "$TMP/term.trace" "$free" >"$TMP/out" 2>"$TMP/err" &
     sd=$!
-    sleep 1
+    # its handlers are in place before it creates the file, and it waits
+    # for the socket after: a SIGTERM now finds it waiting (or about to)
+    wait_for "$TMP/term.trace"
     kill -TERM "$sd"
     wait "$sd"
     rc=$?
