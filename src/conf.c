@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fmt.h"
@@ -475,10 +476,27 @@ int conf_parse(struct conf *c, const char *text, size_t len, const char *source,
 
 static char file_buf[CONF_FILE_MAX];
 
+/* conf_load's diagnostics, the first CONF_WARN_MAX passed on and the rest
+ * counted: a value repeated 20,000 times must not write 20,000 lines into a
+ * server's log. */
+struct capped {
+    conf_warn_fn warn;
+    void *ctx;
+    unsigned said;
+};
+
+static void capped_warn(void *ctx, const char *msg)
+{
+    struct capped *k = ctx;
+    if (k->said++ < CONF_WARN_MAX)
+        k->warn(k->ctx, msg);
+}
+
 int conf_load(struct conf *c, const char *env_conf, const char *env_file,
               const char *default_file, int secure, conf_warn_fn warn, void *ctx)
 {
-    struct where w = { "", 0, warn, ctx, 0 };
+    struct capped cap = { warn, ctx, 0 };
+    struct where w = { "", 0, warn ? capped_warn : NULL, &cap, 0 };
     const char *path = default_file;
     int explicit_file = 0;
 
@@ -494,10 +512,19 @@ int conf_load(struct conf *c, const char *env_conf, const char *env_file,
     }
     if (path && *path) {
         int fd;
+        struct stat st;
+        /* Without blocking, and a regular file only: a FIFO (or a device)
+         * named here would otherwise hold the program in its constructor
+         * until somebody writes to it. */
         do
-            fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+            fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         while (fd < 0 && errno == EINTR);
-        if (fd < 0) {
+        if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+            close(fd);
+            fd = -1;
+            w.source = path;
+            complain(&w, "config file is not a regular file (ignored)");
+        } else if (fd < 0) {
             if (explicit_file || errno != ENOENT) {
                 w.source = path;
                 complain(&w, "cannot open config file: %s", strerrordesc_np(errno));
@@ -530,12 +557,18 @@ int conf_load(struct conf *c, const char *env_conf, const char *env_file,
                 w.source = path;
                 complain(&w, "config file larger than %d bytes (ignored)", CONF_FILE_MAX);
             } else if (got) {
-                w.problems += parse_text(c, file_buf, got, path, 1, warn, ctx);
+                w.problems += parse_text(c, file_buf, got, path, 1, w.warn, &cap);
             }
         }
     }
     if (env_conf)
-        w.problems += conf_parse(c, env_conf, strlen(env_conf), "MALLOCSHIM_CONF", warn, ctx);
+        w.problems += conf_parse(c, env_conf, strlen(env_conf), "MALLOCSHIM_CONF", w.warn, &cap);
+    if (warn && cap.said > CONF_WARN_MAX) {
+        char msg[96];
+        fmt_buf(msg, sizeof msg, "and %u more problems in the configuration (ignored)",
+                cap.said - CONF_WARN_MAX);
+        warn(ctx, msg);
+    }
     return w.problems;
 }
 

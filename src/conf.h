@@ -45,6 +45,8 @@ enum conf_key {
 #define CONF_TC_PROPS_MAX   8
 #define CONF_TC_NAME_MAX    80
 #define CONF_FILE_MAX       (64 * 1024)
+/* conf_load passes on this many diagnostics, then one line for the rest. */
+#define CONF_WARN_MAX       10
 #define CONF_HISTORY_MAX    3            /* coarse history tiers (SEG_TIERS_MAX) */
 
 struct conf_tc_prop {
@@ -117,7 +119,9 @@ int conf_parse(struct conf *c, const char *text, size_t len, const char *source,
  * the file, then env_conf (the value of MALLOCSHIM_CONF, or NULL). The file is
  * env_file (MALLOCSHIM_CONF_FILE) when that is non-NULL, else default_file; a
  * missing default file is not a problem, a missing or unreadable named file
- * is. When `secure` is set (AT_SECURE: a setuid or setgid process), env_conf
+ * is; a named path that is not a regular file (a FIFO, a device) is opened
+ * without blocking and refused. Of the diagnostics, the first CONF_WARN_MAX
+ * reach warn, then one line says how many more there were. When `secure` is set (AT_SECURE: a setuid or setgid process), env_conf
  * and env_file are ignored and a note says so. Reads with open/read into a
  * static buffer: not thread-safe, meant to run once at init. Returns the
  * number of problems found. */

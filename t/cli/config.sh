@@ -92,6 +92,24 @@ for b in $(backends); do
     ok $? "$b: verbose:1 prints one line: $(cut -c1-60 "$TMP/err")"
 done
 
+# Hostile input (issue 32): a FIFO named as the config file must not hold
+# the program in the shim's constructor, and a bad pair repeated 20,000
+# times must not write 20,000 lines.
+mkfifo "$TMP/fifo.conf"
+MALLOCSHIM_CONF_FILE="$TMP/fifo.conf" timeout 20 env LD_PRELOAD="$SHIM" /bin/echo hello >"$TMP/out" 2>"$TMP/err"
+echo $? >"$TMP/rc"
+ran && [ "$(lines)" -eq 1 ] && grep -q "fifo.conf: config file is not a regular file (ignored)$" "$TMP/err"
+ok $? "a FIFO as MALLOCSHIM_CONF_FILE: one line, the program runs ($(cat "$TMP/rc"): $(head -c 100 "$TMP/err"))"
+MALLOCSHIM_CONF_FILE=/dev/zero run ""
+ran && [ "$(lines)" -eq 1 ] && grep -q "/dev/zero: config file is not a regular file (ignored)$" "$TMP/err"
+ok $? "a device as MALLOCSHIM_CONF_FILE: one line, not read"
+bogus=$(awk 'BEGIN { for (i = 0; i < 20000; i++) printf "bogus,"; printf "verbose:1" }')
+run "$bogus"
+ran && [ "$(grep -c "'bogus' is not a key:value pair" "$TMP/err")" -eq 10 ] \
+    && grep -q "^mallocshim: and 19990 more problems in the configuration (ignored)$" "$TMP/err" \
+    && grep -q 'config backend:glibc,verbose:1' "$TMP/err" && [ "$(lines)" -eq 12 ]
+ok $? "20,000 bad pairs: 10 lines, one for the rest, the good pair still applied ($(lines) lines)"
+
 # Where the config file is looked for by default.
 grep -qa "$(sed -n 's/^sysconfdir = //p' "$TOP_BUILDDIR/Makefile" | sed "s|\${prefix}|$(sed -n 's/^prefix = //p' "$TOP_BUILDDIR/Makefile")|")/mallocshim.conf" "$SHIM"
 ok $? "the default config file is \$(sysconfdir)/mallocshim.conf"
