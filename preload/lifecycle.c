@@ -355,6 +355,7 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
      * by copy_refresh. A setuid program's stays its effective user's:
      * handing a file that the process writes to the invoking user would let
      * that user steer a privileged process. */
+    shm_dir_check(c->shm_dir);
     fd = create_segment(c->shm_dir, seg_path, &named);
     if (fd >= 0 && ftruncate(fd, (off_t)probe.total_size) == 0 && fstat(fd, &st) == 0) {
         seg_fd = fd;

@@ -305,6 +305,11 @@ void sampler_stop_if_last(void);
 
 /* ---- The segment's files (segfile.c) ---- */
 
+/* Says once, in one line, where dir lets another user replace the copy's
+ * name: writable by others without the sticky bit, or owned by a user other
+ * than root and this process's. */
+void shm_dir_check(const char *dir);
+
 /* Removes `path` if it is a stale segment of ours; returns 1 if removed. */
 int remove_stale(const char *path);
 

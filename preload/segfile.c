@@ -62,6 +62,24 @@ int high_fd(int fd)
     return h;
 }
 
+void shm_dir_check(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return;   /* create_segment says what is wrong with it */
+    int others_write = (st.st_mode & S_IWOTH) ||
+                       ((st.st_mode & S_IWGRP) && st.st_gid != 0 && st.st_gid != getegid());
+    if (others_write && !(st.st_mode & S_ISVTX))
+        log_msg("%s is writable by other users and has no sticky bit: any of them can rename the "
+                "segment's copy there and put another file in its place; shimdump reads the "
+                "process itself, but set shm_dir to a directory only this user can write, or chmod "
+                "+t it", dir);
+    else if (st.st_uid != 0 && st.st_uid != geteuid())
+        log_msg("%s belongs to uid %u, who can rename the segment's copy there and put another "
+                "file in its place; shimdump reads the process itself, but set shm_dir to a "
+                "directory of root's or this user's", dir, (unsigned)st.st_uid);
+}
+
 /* Removes `path` if it is a regular file of ours that no live process
  * holds: left by an earlier image of this pid (an exec) or by a dead process
  * whose pid came round again. Every live writer holds a shared flock on its
@@ -511,7 +529,16 @@ void publish(void)
             break;
     }
     published = -1;
-    log_msg("cannot create %s: %s%s; shimdump cannot find pid %d", seg_path,
+    struct stat st;
+    if (first == EEXIST && lstat(seg_path, &st) == 0 && (st.st_uid != geteuid() || !S_ISREG(st.st_mode))) {
+        /* Not ours: another user's, made before this pid was ours. */
+        log_msg("cannot create %s: the name is taken by %s of uid %u; `shimdump %d` reads the "
+                "process itself and ignores it", seg_path, S_ISREG(st.st_mode) ? "a file" :
+                S_ISLNK(st.st_mode) ? "a symbolic link" : "something", (unsigned)st.st_uid,
+                (int)getpid());
+        goto done;
+    }
+    log_msg("cannot create %s: %s%s; `shimdump %d` reads the process itself", seg_path,
             strerrordesc_np(first), first == EPERM && geteuid() != 0 && seg->uid == 0
                 ? " (the file is root's and this process no longer is)" : "",
             (int)getpid());

@@ -9,6 +9,7 @@
 #include "dumpmap.h"
 #include "figfmt.h"
 #include "figures.h"
+#include "find.h"
 #include "html.h"
 #include "prom.h"
 #include "view.h"
@@ -128,66 +129,6 @@ static const char *user_name(uid_t uid, char *buf, size_t cap)
     return buf;
 }
 
-/* Reads a /proc file, up to cap - 1 bytes (a /proc file comes a page or
- * so per read); returns its length or -1. */
-static ssize_t slurp(const char *path, char *buf, size_t cap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    size_t got = 0;
-    if (fd < 0)
-        return -1;
-    while (got < cap - 1) {
-        ssize_t n = read(fd, buf + got, cap - 1 - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            close(fd);
-            return -1;
-        }
-        if (n == 0)
-            break;
-        got += (size_t)n;
-    }
-    close(fd);
-    buf[got] = '\0';
-    return (ssize_t)got;
-}
-
-/* When process `pid` started, in CLOCK_REALTIME seconds; 0 if unknown. */
-static uint64_t proc_start_s(uint32_t pid)
-{
-    static uint64_t btime;
-    char path[64], buf[4096], *p;
-    if (!btime && slurp("/proc/stat", buf, sizeof buf) > 0 && (p = strstr(buf, "\nbtime ")))
-        btime = strtoull(p + 7, NULL, 10);
-    snprintf(path, sizeof path, "/proc/%u/stat", pid);
-    if (!btime || slurp(path, buf, sizeof buf) <= 0 || !(p = strrchr(buf, ')')))
-        return 0;
-    /* Fields after the command: state is field 3, starttime field 22. */
-    for (int field = 2; field < 22 && p; field++)
-        p = strchr(p + 1, ' ');
-    if (!p)
-        return 0;
-    return btime + strtoull(p + 1, NULL, 10) / (uint64_t)sysconf(_SC_CLK_TCK);
-}
-
-/* Whether the process that made a segment (pid, started at start_ns) still
- * runs: the pid exists and is not a later process that reused it. */
-static int proc_state(uint32_t pid, uint64_t start_ns)
-{
-    if (pid == 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
-        return DS_DEAD;
-    uint64_t st = proc_start_s(pid);
-    if (st && st > start_ns / 1000000000ull + 2)
-        return DS_DEAD;   /* the pid came round again */
-    return DS_ALIVE;
-}
-
-static int proc_exists(long pid)
-{
-    return kill((pid_t)pid, 0) == 0 || errno == EPERM;
-}
-
 /* ---- Opening a target ---- */
 
 struct target {
@@ -210,17 +151,17 @@ static int open_error(const char *path, int e, long pid)
         return shimdump_err(DX_CORRUPT, "%s: a symbolic link, not a segment; not followed", path);
     if (e == ENOENT && pid > 0) {
         char p[64];
-        if (!proc_exists(pid))
+        if (!find_proc_exists(pid))
             return shimdump_err(DX_NOTFOUND, "no such process: %ld (and no segment %s)", pid, path);
         snprintf(p, sizeof p, "/proc/%ld/comm", pid);
-        if (slurp(p, comm, sizeof comm) > 0)
+        if (find_slurp(p, comm, sizeof comm) > 0)
             comm[strcspn(comm, "\n")] = '\0';
         else
             snprintf(comm, sizeof comm, "?");
         char maps[64], *buf = malloc(1 << 20);
         int shim = -1;
         snprintf(maps, sizeof maps, "/proc/%ld/maps", pid);
-        if (buf && slurp(maps, buf, 1 << 20) >= 0)
+        if (buf && find_slurp(maps, buf, 1 << 20) >= 0)
             shim = strstr(buf, "libmallocshim") != NULL;
         free(buf);
         if (shim == 1)
@@ -234,118 +175,6 @@ static int open_error(const char *path, int e, long pid)
     if (e == ENOENT)
         return shimdump_err(DX_NOTFOUND, "%s: no such file", path);
     return shimdump_err(DX_SYS, "%s: %s", path, strerror(e));
-}
-
-/* The live segment of process pid (seg.h, "Two files"): its memory file,
- * opened through /proc/<pid>/fd/<live_fd>, or with live_fd < 0 found among
- * the process's descriptors by its name. Maps it into *m and returns DX_OK
- * when it is the segment of (pid, start_ns) (start_ns 0: any start); else
- * a DX code, and *m is untouched. */
-static int live_map_one(const char *path, uint32_t pid, uint64_t start_ns, struct dump_map *m,
-                        const char *label)
-{
-    char link[64], why[256];
-    struct dump_map lm;
-    struct seg_header h;
-    ssize_t n = readlink(path, link, sizeof link - 1);
-    if (n <= 0)
-        return errno == EACCES || errno == EPERM ? DX_PERM : DX_NOTFOUND;
-    link[n] = '\0';
-    if (strcmp(link, "/memfd:mallocshim (deleted)") != 0)
-        return DX_NOTFOUND;   /* a number the program reused, or not ours at all */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
-        return errno == EACCES || errno == EPERM ? DX_PERM : DX_NOTFOUND;
-    int rc = dump_map_fd(&lm, fd, label, why, sizeof why);
-    close(fd);
-    if (rc != DX_OK)
-        return rc;
-    if (!lm.base || dump_map_header(&lm, &h, NULL) != 0 || h.magic != SEG_MAGIC ||
-        h.pid != pid || (start_ns && h.start_ns != start_ns) || (h.flags & SEG_F_COPY)) {
-        dump_map_close(&lm);
-        return DX_NOTFOUND;
-    }
-    *m = lm;
-    return DX_OK;
-}
-
-/* The live segment of process pid (seg.h, "Two files"): its memory file,
- * opened through /proc/<pid>/fd/<live_fd>, or with live_fd < 0 found among
- * the process's descriptors by its name. Maps it into *m and returns DX_OK
- * when it is the segment of (pid, start_ns) (start_ns 0: any start); else
- * a DX code, and *m is untouched. */
-static int live_map(uint32_t pid, int live_fd, uint64_t start_ns, struct dump_map *m,
-                    const char *label)
-{
-    char path[320];
-    if (live_fd >= 0) {
-        snprintf(path, sizeof path, "/proc/%u/fd/%d", pid, live_fd);
-        return live_map_one(path, pid, start_ns, m, label);
-    }
-    char dir[64];
-    struct dirent *e;
-    int rc = DX_NOTFOUND;
-    snprintf(dir, sizeof dir, "/proc/%u/fd", pid);
-    DIR *dp = opendir(dir);
-    if (!dp)
-        return errno == EACCES || errno == EPERM ? DX_PERM : DX_NOTFOUND;
-    while (rc != DX_OK && (e = readdir(dp)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        rc = live_map_one(path, pid, start_ns, m, label);
-    }
-    closedir(dp);
-    return rc == DX_OK ? DX_OK : DX_NOTFOUND;
-}
-
-/* Where *m maps the copy of a process that no longer runs, reads it whole
- * into private memory instead (pread, only its data ranges): reading a
- * hole of a mapped tmpfs file allocates a page, which on a full file
- * system (the case that left the copy stale) is a SIGBUS, where pread
- * reads zeros. fd is the file mapped. */
-static void settle_dead_copy(struct dump_map *m, int fd)
-{
-    struct seg_header h;
-    if (!m->base || dump_map_header(m, &h, NULL) != 0 || !(h.flags & SEG_F_COPY) ||
-        proc_state(h.pid, h.start_ns) == DS_ALIVE)
-        return;
-    char *buf = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (buf == MAP_FAILED)
-        return;
-    off_t off = 0;
-    while ((uint64_t)off < m->size) {
-        off_t d = lseek(fd, off, SEEK_DATA), e;
-        if (d < 0)
-            break;
-        e = lseek(fd, d, SEEK_HOLE);
-        if (e < 0 || (uint64_t)e > m->size)
-            e = (off_t)m->size;
-        while (d < e) {
-            ssize_t r = pread(fd, buf + d, (size_t)(e - d), d);
-            if (r <= 0)
-                break;
-            d += r;
-        }
-        off = e;
-    }
-    munmap((void *)m->base, m->size);
-    m->base = buf;
-}
-
-/* Where *m maps a copy whose process still runs, maps that process's live
- * segment in its place when it can be read (the copy is up to one
- * interval old); else leaves the copy. */
-static void prefer_live(struct dump_map *m)
-{
-    struct seg_header h;
-    struct dump_map lm;
-    if (m->base && dump_map_header(m, &h, NULL) == 0 && (h.flags & SEG_F_COPY) &&
-        proc_state(h.pid, h.start_ns) == DS_ALIVE &&
-        live_map(h.pid, h.live_fd, h.start_ns, &lm, m->label) == DX_OK) {
-        dump_map_close(m);
-        *m = lm;
-    }
 }
 
 /* dump_map_read, for a copy (SEG_F_COPY) only between two rewrites: a copy
@@ -407,51 +236,128 @@ static int read_checked(const struct dump_map *m, struct dump *d, int state, cha
     return rc;
 }
 
+/* The name of pid's copy in the segment directory. */
+static void copy_name(char *path, size_t cap, long pid)
+{
+    snprintf(path, cap, "%s/mallocshim.%ld", opt.dir, pid);
+}
+
+static const char *proc_comm(long pid, char *comm, size_t cap)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%ld/comm", pid);
+    if (find_slurp(p, comm, cap) > 0)
+        comm[strcspn(comm, "\n")] = '\0';
+    else
+        snprintf(comm, cap, "?");
+    return comm;
+}
+
+/* Maps the copy f found at path into t (f is closed). */
+static int target_copy(struct target *t, struct find_file *f, const char *path)
+{
+    char why[256];
+    int rc = dump_map_fd(&t->map, f->fd, path, why, sizeof why);
+    if (rc == DX_OK)
+        find_settle_dead_copy(&t->map, f->fd);
+    find_file_close(f);
+    if (rc != DX_OK)
+        return shimdump_err(rc, "%s: %s", path, why);
+    t->canonical = 1;
+    return DX_OK;
+}
+
+/* Opens process pid's segment. A running process is read itself, through
+ * /proc (find.h): what is at its name in the directory can be anybody's,
+ * and serves only as a hint, or as the segment where the process itself
+ * cannot be read and the file is root's or the process's user's. A process
+ * that is gone has only its copy, believed where its owner made it. */
+static int target_open_pid(struct target *t, long pid)
+{
+    char path[CONF_PATH_MAX + 32], comm[64], who[96];
+    struct find_file f;
+    int kind, rc;
+
+    copy_name(path, sizeof path, pid);
+    kind = find_named(path, pid, &f);
+    if (!find_proc_exists(pid)) {
+        if (kind == FIND_OK)
+            return target_copy(t, &f, path);
+        if (kind == FIND_FOREIGN)
+            return shimdump_err(DX_CORRUPT, "%s: %s; not read", path, f.why);
+        return open_error(path, f.err, pid);
+    }
+    rc = find_live_map((uint32_t)pid, kind == FIND_OK ? f.h.live_fd : -1, 0, &t->map, path);
+    if (rc == DX_OK) {
+        if (kind == FIND_OK && !find_owner_fits(f.st.st_uid, pid))
+            kind = FIND_FOREIGN, snprintf(f.why, sizeof f.why, "owned by %s",
+                                          user_name(f.st.st_uid, who, sizeof who));
+        if (kind == FIND_FOREIGN)
+            fprintf(stderr, "shimdump: note: %s is not pid %ld's segment (%s): ignored; the "
+                    "process itself was read\n", path, pid, f.why);
+        find_file_close(&f);
+        t->canonical = 1;
+        return DX_OK;
+    }
+    if (kind == FIND_OK) {
+        if (find_owner_fits(f.st.st_uid, pid))
+            return target_copy(t, &f, path);
+        snprintf(f.why, sizeof f.why, "owned by %s, while the process runs as another user",
+                 user_name(f.st.st_uid, who, sizeof who));
+        find_file_close(&f);
+        kind = FIND_FOREIGN;
+    }
+    if (rc == DX_PERM && kind == FIND_NONE && f.err != EACCES && f.err != EPERM) {
+        uid_t u[4];
+        if (find_proc_uids(pid, u) == 0)
+            return shimdump_err(DX_PERM, "pid %ld (%s): permission denied: the process belongs to "
+                                "%s; run shimdump as that user or as root", pid,
+                                proc_comm(pid, comm, sizeof comm), user_name(u[1], who, sizeof who));
+    }
+    if (rc == DX_PERM && kind != FIND_FOREIGN)
+        return open_error(path, EACCES, pid);
+    if (kind == FIND_FOREIGN)
+        return shimdump_err(DX_NOTFOUND, "pid %ld (%s) has no segment shimdump can read: %s is "
+                            "not its segment (%s; put there by another user?), and was not read",
+                            pid, proc_comm(pid, comm, sizeof comm), path, f.why);
+    return open_error(path, f.err ? f.err : ENOENT, pid);
+}
+
 /* Opens a pid's segment, a segment file or a JSON file. */
 static int target_open(struct target *t, const char *arg)
 {
-    char path[CONF_PATH_MAX + 32], why[256];
-    long pid = is_pid(arg) ? strtol(arg, NULL, 10) : 0;
+    char why[256];
     int fd, rc;
-    struct stat st, cst;
 
     memset(t, 0, sizeof *t);
-    if (pid > 0)
-        snprintf(path, sizeof path, "%s/mallocshim.%ld", opt.dir, pid);
-    else
-        snprintf(path, sizeof path, "%s", arg);
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (pid > 0 ? O_NOFOLLOW : 0));
-    if (fd < 0) {
-        int e = errno;
-        if (e == ENOENT && pid > 0 && live_map((uint32_t)pid, -1, 0, &t->map, path) == DX_OK) {
-            /* No copy in the directory (it could not be written there):
-             * the process itself. */
-            t->canonical = 1;
-            return DX_OK;
-        }
-        return open_error(path, e, pid);
-    }
-    rc = dump_map_fd(&t->map, fd, path, why, sizeof why);
-    if (rc == DX_OK) {
-        settle_dead_copy(&t->map, fd);
-        prefer_live(&t->map);
-    }
-    if (rc == DX_OK && t->map.base && fstat(fd, &st) == 0) {
-        /* Liveness can be judged only for the live file itself, not a copy. */
-        struct seg_header h;
-        char cpath[CONF_PATH_MAX + 32];
-        if (dump_map_header(&t->map, &h, NULL) == 0) {
-            snprintf(cpath, sizeof cpath, "%s/mallocshim.%u", opt.dir, h.pid);
-            t->canonical = lstat(cpath, &cst) == 0 && cst.st_ino == st.st_ino &&
-                           cst.st_dev == st.st_dev;
-        }
-        /* A file the process has unlinked since (it exited) also counts. */
-        if (pid > 0)
-            t->canonical = 1;
-    }
+    if (is_pid(arg))
+        return target_open_pid(t, strtol(arg, NULL, 10));
+    fd = open(arg, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return open_error(arg, errno, 0);
+    rc = dump_map_fd(&t->map, fd, arg, why, sizeof why);
     close(fd);
     if (rc != DX_OK)
-        return shimdump_err(rc, "%s: %s", path, why);
+        return shimdump_err(rc, "%s: %s", arg, why);
+    /* A file named by path is the process's own (its liveness judged, its
+     * live segment read in its place) only where it is the file at the
+     * process's name and find_named believes it there. */
+    struct seg_header h;
+    struct find_file f;
+    struct stat st;
+    char cpath[CONF_PATH_MAX + 32];
+    if (t->map.base && dump_map_header(&t->map, &h, NULL) == 0 && stat(arg, &st) == 0) {
+        copy_name(cpath, sizeof cpath, h.pid);
+        if (find_named(cpath, h.pid, &f) == FIND_OK) {
+            t->canonical = f.st.st_ino == st.st_ino && f.st.st_dev == st.st_dev &&
+                           (!find_proc_exists(h.pid) || find_owner_fits(f.st.st_uid, h.pid));
+            if (t->canonical)
+                find_settle_dead_copy(&t->map, f.fd);
+            find_file_close(&f);
+        }
+        if (t->canonical)
+            find_prefer_live(&t->map);
+    }
     return DX_OK;
 }
 
@@ -467,7 +373,7 @@ static int target_read_why(struct target *t, struct dump *d, char *why, size_t w
     struct seg_header h;
     int rc;
     if (t->canonical && dump_map_header(&t->map, &h, NULL) == 0)
-        state = proc_state(h.pid, h.start_ns);
+        state = find_proc_state(h.pid, h.start_ns);
     rc = read_checked(&t->map, d, state, why, whylen);
     if (rc == DX_OK && name_frames && d->nstacks && !d->symbolized) {
         /* A live process's files, as it sees them (another mount namespace). */
@@ -615,61 +521,108 @@ static long *scan_dir(size_t *n)
     return v;
 }
 
-/* Opens and reads a listed segment quietly; returns a DX code, and for a
- * permission problem the owner's uid. */
-static int quiet_read(long pid, struct dump *d, uid_t *owner)
+/* What a scan of the directory skipped, said in one line each. */
+struct tally {
+    size_t denied;       /* segments this user may not read */
+    uid_t owner;         /* the owner of one of them */
+    size_t bad;          /* segments that cannot be read (corrupt, another version) */
+    size_t foreign;      /* files at a segment's name that are not its process's */
+    size_t others_gone;  /* segments of gone processes, of other users */
+};
+
+/* Opens and reads the segment of a listed pid quietly, by the rules of
+ * target_open_pid: returns 1 with *d filled, else 0 with what was skipped
+ * counted in *k. A running process is read itself; a file is believed only
+ * where find_named does and its owner fits the process; of processes that
+ * are gone, root's segments and the reader's own are listed, and others'
+ * are counted (whoever may write the directory may write those). */
+static int quiet_read(long pid, struct dump *d, struct tally *k)
 {
     char path[CONF_PATH_MAX + 32], why[256];
     struct dump_map m;
-    struct stat st;
-    int fd, rc;
-    snprintf(path, sizeof path, "%s/mallocshim.%ld", opt.dir, pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0) {
-        if ((errno == EACCES || errno == EPERM) && stat(path, &st) == 0)
-            *owner = st.st_uid;
-        return errno == EACCES || errno == EPERM ? DX_PERM : DX_NOTFOUND;
+    struct find_file f;
+    int kind, state, rc;
+
+    copy_name(path, sizeof path, pid);
+    kind = find_named(path, pid, &f);
+    if (kind == FIND_NONE) {
+        if (f.err == EACCES || f.err == EPERM) {
+            k->denied++;
+            k->owner = f.st.st_uid;
+        }
+        return 0;
     }
-    rc = dump_map_fd(&m, fd, path, why, sizeof why);
-    if (rc == DX_OK)
-        settle_dead_copy(&m, fd);
-    close(fd);
-    if (rc)
-        return rc;
-    if (!m.base) {
+    state = kind == FIND_OK ? find_proc_state((uint32_t)pid, f.h.start_ns) : DS_DEAD;
+    int foreign = kind == FIND_FOREIGN || (state == DS_ALIVE && !find_owner_fits(f.st.st_uid, pid));
+    int others = !foreign && state != DS_ALIVE && f.st.st_uid != 0 && f.st.st_uid != geteuid();
+    if (foreign || others) {
+        /* Not a file to believe; the process of that pid, where one runs
+         * under the shim that this user may read, is listed all the same. */
+        k->foreign += foreign;
+        k->others_gone += others;
+        find_file_close(&f);
+        if (!find_proc_exists(pid) || find_live_map((uint32_t)pid, -1, 0, &m, path) != DX_OK)
+            return 0;
+        rc = read_checked(&m, d, DS_ALIVE, why, sizeof why);
         dump_map_close(&m);
-        return DX_CORRUPT;
+        k->bad += rc != DX_OK;
+        return rc == DX_OK;
     }
-    prefer_live(&m);
-    struct seg_header h;
-    int state = dump_map_header(&m, &h, NULL) == 0 ? proc_state((uint32_t)pid, h.start_ns) : DS_DEAD;
-    rc = read_checked(&m, d, state, why, sizeof why);
-    dump_map_close(&m);
-    return rc;
+    rc = DX_NOTFOUND;
+    if (state == DS_ALIVE)
+        rc = find_live_map((uint32_t)pid, f.h.live_fd, f.h.start_ns, &m, path);
+    if (rc != DX_OK && (rc = dump_map_fd(&m, f.fd, path, why, sizeof why)) == DX_OK)
+        find_settle_dead_copy(&m, f.fd);
+    find_file_close(&f);
+    if (rc == DX_OK && !m.base) {
+        dump_map_close(&m);
+        rc = DX_CORRUPT;
+    }
+    if (rc == DX_OK) {
+        rc = read_checked(&m, d, state, why, sizeof why);
+        dump_map_close(&m);
+    }
+    if (rc != DX_OK)
+        k->bad++;
+    return rc == DX_OK;
+}
+
+/* The lines for what a scan skipped, on f. */
+static void tally_say(FILE *f, const char *pre, const struct tally *k)
+{
+    char who[96];
+    if (k->denied)
+        fprintf(f, "%s%zu more segment%s you may not read (owned by %s%s)\n", pre, k->denied,
+                k->denied > 1 ? "s" : "", user_name(k->owner, who, sizeof who),
+                k->denied > 1 ? " and maybe others" : "");
+    if (k->bad)
+        fprintf(f, "%s%zu unreadable (corrupt or of another format version): shimdump %s/mallocshim.PID "
+                "says why\n", pre, k->bad, opt.dir);
+    if (k->foreign)
+        fprintf(f, "%s%zu file%s at a segment's name in %s %s not the segment of that process (a link, "
+                "not a regular file, not a segment, or owned by another user than the process's): "
+                "not shown\n", pre, k->foreign, k->foreign > 1 ? "s" : "", opt.dir,
+                k->foreign > 1 ? "are" : "is");
+    if (k->others_gone)
+        fprintf(f, "%s%zu segment%s of processes that are gone, owned by other users: not shown "
+                "(shimdump PID reads one)\n", pre, k->others_gone, k->others_gone > 1 ? "s" : "");
 }
 
 static int do_list(void)
 {
     struct view_opts vo;
-    size_t n, shown = 0, denied = 0, bad = 0;
+    struct tally k;
+    size_t n, shown = 0;
     long *pids = scan_dir(&n);
-    uid_t owner = (uid_t)-1;
-    char who[96];
 
     if (!pids)
         return shimdump_err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
+    memset(&k, 0, sizeof k);
     view_setup(&vo);
     for (size_t i = 0; i < n; i++) {
         struct dump d;
-        int rc = quiet_read(pids[i], &d, &owner);
-        if (rc == DX_PERM) {
-            denied++;
+        if (!quiet_read(pids[i], &d, &k))
             continue;
-        }
-        if (rc != DX_OK) {
-            bad++;
-            continue;
-        }
         if (!shown++)
             view_list_header(stdout, &vo);
         view_list_row(stdout, &d, &vo);
@@ -678,13 +631,7 @@ static int do_list(void)
     free(pids);
     if (!shown)
         printf("no segments you can read in %s\n", opt.dir);
-    if (denied)
-        printf("%zu more segment%s you may not read (owned by %s%s)\n", denied,
-               denied > 1 ? "s" : "", user_name(owner, who, sizeof who),
-               denied > 1 ? " and maybe others" : "");
-    if (bad)
-        printf("%zu unreadable (corrupt or of another format version): shimdump %s/mallocshim.PID "
-               "says why\n", bad, opt.dir);
+    tally_say(stdout, "", &k);
     return DX_OK;
 }
 
@@ -714,7 +661,8 @@ static int do_prometheus(char **args, int nargs)
     } else {
         size_t np;
         long *pids = scan_dir(&np);
-        uid_t owner;
+        struct tally k;
+        memset(&k, 0, sizeof k);
         if (!pids)
             return shimdump_err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
         d = calloc(np ? np : 1, sizeof *d);
@@ -724,11 +672,15 @@ static int do_prometheus(char **args, int nargs)
             return shimdump_err(DX_SYS, "out of memory");
         }
         for (size_t i = 0; i < np; i++)
-            if (quiet_read(pids[i], &d[n], &owner) == DX_OK) {
+            if (quiet_read(pids[i], &d[n], &k)) {
                 p[n] = &d[n];
                 n++;
             }
         free(pids);
+        /* Only what is not there for a reason the reader may not know. */
+        k.denied = k.bad = 0;
+        fflush(stdout);
+        tally_say(stderr, "shimdump: ", &k);
     }
     if (rc == DX_OK)
         prom_write(stdout, p, n);
@@ -847,9 +799,13 @@ static int do_html(char **args, int nargs)
     return rc;
 }
 
+/* --clean: removes the copies of processes that are gone, and nothing else:
+ * a regular file (never followed) with a segment's header of the pid its
+ * name gives, of no running process (by pid and start time), on which no
+ * live writer holds its lock; the caller's own, or any as root. */
 static int do_clean(void)
 {
-    size_t n, removed = 0, kept = 0;
+    size_t n, removed = 0, kept = 0, other = 0;
     long *pids = scan_dir(&n);
     uid_t me = geteuid();
     int failed = DX_OK;
@@ -858,37 +814,41 @@ static int do_clean(void)
         return shimdump_err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
     for (size_t i = 0; i < n; i++) {
         char path[CONF_PATH_MAX + 32], comm[SEG_COMM_MAX] = "?";
-        struct stat st, lst;
-        snprintf(path, sizeof path, "%s/mallocshim.%ld", opt.dir, pids[i]);
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-        if (fd < 0)
+        struct find_file f;
+        struct stat lst;
+        copy_name(path, sizeof path, pids[i]);
+        int kind = find_named(path, pids[i], &f);
+        if (kind != FIND_OK) {
+            other += kind == FIND_FOREIGN;
             continue;
-        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_uid != me && me != 0)) {
-            close(fd);
+        }
+        if (f.st.st_uid != me && me != 0) {
+            find_file_close(&f);
             continue;
         }
         /* Every live writer holds a shared flock on its segment: an
          * exclusive one that succeeds proves nobody writes it any more. */
-        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (find_proc_state(f.h.pid, f.h.start_ns) == DS_ALIVE || flock(f.fd, LOCK_EX | LOCK_NB) != 0) {
             kept++;
-            close(fd);
+            find_file_close(&f);
             continue;
         }
-        struct seg_header h;
-        if (pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h && h.magic == SEG_MAGIC)
-            dump_clean_text(comm, sizeof comm, h.comm, sizeof h.comm);
-        if (lstat(path, &lst) == 0 && lst.st_ino == st.st_ino && lst.st_dev == st.st_dev &&
+        dump_clean_text(comm, sizeof comm, f.h.comm, sizeof f.h.comm);
+        if (lstat(path, &lst) == 0 && lst.st_ino == f.st.st_ino && lst.st_dev == f.st.st_dev &&
             unlink(path) == 0) {
             printf("removed %s (pid %ld, %s)\n", path, pids[i], comm);
             removed++;
         } else {
             failed = shimdump_err(DX_SYS, "%s: cannot remove it: %s", path, strerror(errno));
         }
-        close(fd);
+        find_file_close(&f);
     }
     free(pids);
     printf("%zu segment%s of dead processes removed; %zu of running processes kept\n", removed,
            removed == 1 ? "" : "s", kept);
+    if (other)
+        printf("%zu file%s at a segment's name that %s not segments: left alone\n", other,
+               other == 1 ? "" : "s", other == 1 ? "is" : "are");
     return failed;
 }
 
@@ -1115,7 +1075,7 @@ static int do_events(const char *arg)
         if (!opt.follow)
             break;
         struct seg_header hc, *h = &hc;
-        if (dump_map_header(&t.map, &hc, NULL) != 0 || proc_state(h->pid, h->start_ns) != DS_ALIVE ||
+        if (dump_map_header(&t.map, &hc, NULL) != 0 || find_proc_state(h->pid, h->start_ns) != DS_ALIVE ||
             (h->flags & SEG_F_FINISHED)) {
             /* One last pass for what it wrote before it went. */
             while ((n = dump_map_events(&t.map, from, &next, ev, EV_BATCH)) > 0) {
