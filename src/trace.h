@@ -95,6 +95,17 @@
 #define TRACE_START_BLOCKS_MAX (1ull << 30) /* blocks of the starting heap, all classes */
 #define TRACE_ALIGN_LOG2_MAX   40u          /* alignments up to 1 TiB */
 
+/* The most events a trace file holds per byte, by default, for a reader
+ * whose work or output grows with the events (shimreplay, which lifts it
+ * with --max-events): a bound on what a file's bytes can claim. zstd
+ * shrinks a chunk of alike events almost to nothing (65536 of them to 115
+ * bytes: 1.31 G events in 3.6 MB), and the checksums (FNV-1a) stop no one
+ * from writing one. A capture cannot be that alike: every event carries its
+ * own time, and captures take 5.8 (db_bench) to 7.8 (bcsim) bytes an event
+ * (bench/results/capture-2026-12-02.txt), mktrace's 7 to 11. 8 an event
+ * per byte, 1/8 byte an event, is 46 times denser than the densest. */
+#define TRACE_EVENTS_PER_BYTE_MAX 8u
+
 /* The recorded call. Values are part of the format. */
 enum trace_op {
     TRACE_OP_MALLOC = 1,

@@ -49,8 +49,9 @@ struct pthread_ {
 
 struct build {
     struct trace_file *f;
-    int fd;
+    int fd;                    /* -1: no file, the figures only */
     uint64_t wr;               /* the file's end */
+    uint64_t max_bytes;        /* wr never passes it */
     char *why;
     size_t whylen;
     struct pthread_ *th;
@@ -116,11 +117,15 @@ static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
     return 0;
 }
 
-/* Appends ops[0..n) to the file; returns the offset written at in *at. */
+/* Appends ops[0..n) to the file (no file: counts them); returns the
+ * offset written at in *at. */
 static int append(struct build *b, const void *p, size_t n, uint64_t *at)
 {
-    int rc = pwrite_all(b->fd, p, n, b->wr);
-    if (rc)
+    int rc;
+    if (n > b->max_bytes || b->wr > b->max_bytes - n)
+        return fail(b, ENOSPC, "its plan outgrew the %llu KiB it may take",
+                    (unsigned long long)(b->max_bytes >> 10));
+    if (b->fd >= 0 && (rc = pwrite_all(b->fd, p, n, b->wr)) != 0)
         return fail(b, rc, "writing the plan: %s", strerror(rc));
     if (at)
         *at = b->wr;
@@ -717,7 +722,7 @@ static int write_tables(struct build *b)
         h.blocks_off = b->wr;
     h.size = b->wr;
     h.stats = *b->st;
-    if ((rc = pwrite_all(b->fd, &h, sizeof h, 0)) != 0)
+    if (b->fd >= 0 && (rc = pwrite_all(b->fd, &h, sizeof h, 0)) != 0)
         rc = fail(b, rc, "writing the plan: %s", strerror(rc));
 out:
     free(tt);
@@ -725,8 +730,27 @@ out:
     return rc;
 }
 
+uint64_t plan_size_estimate(const struct trace_file *f)
+{
+    uint64_t nth = f->nthreads ? f->nthreads : 1;
+    uint64_t ops = f->nevents + 2 * SIZECLASS_COUNT * nth;   /* deal_class: 2 runs a class */
+    uint64_t blocks = ops / PLAN_BLOCK_OPS + 2 * nth;        /* each thread's last two part full */
+    uint64_t n;
+    if (ops < f->nevents || __builtin_mul_overflow(ops, sizeof(struct plan_op), &n) ||
+        __builtin_add_overflow(n, blocks * sizeof(struct plan_block) + nth * sizeof(struct plan_thread) +
+                               sizeof(struct plan_header), &n))
+        return UINT64_MAX;
+    return n;
+}
+
 int plan_build(struct trace_file *f, int out_fd, struct plan_stats *st, plan_progress_fn progress,
                void *ctx, char *why, size_t whylen)
+{
+    return plan_build_within(f, out_fd, UINT64_MAX, st, progress, ctx, why, whylen);
+}
+
+int plan_build_within(struct trace_file *f, int out_fd, uint64_t max_bytes, struct plan_stats *st,
+                      plan_progress_fn progress, void *ctx, char *why, size_t whylen)
 {
     struct build b;
     uint64_t start = 0;
@@ -736,6 +760,7 @@ int plan_build(struct trace_file *f, int out_fd, struct plan_stats *st, plan_pro
     memset(st, 0, sizeof *st);
     b.f = f;
     b.fd = out_fd;
+    b.max_bytes = max_bytes;
     b.why = why;
     b.whylen = whylen;
     b.st = st;

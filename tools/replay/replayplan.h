@@ -144,12 +144,27 @@ _Static_assert(sizeof(struct plan_op) == 48, "plan_op layout");
 typedef void (*plan_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
 /* Builds the plan of trace f into out_fd (an empty file, written with
- * pwrite) and fills *st. Returns 0; EBADMSG or ENODATA when a chunk is
- * corrupt or the file shrank (as trace_read_chunk); E2BIG when the trace
- * needs more than 2^32 - 1 slots; ENOMEM; or the errno of a failed write
- * (why set). */
+ * pwrite; -1: no file, *st only) and fills *st. Returns 0; EBADMSG or
+ * ENODATA when a chunk is corrupt or the file shrank (as
+ * trace_read_chunk); E2BIG when the trace needs more than 2^32 - 1 slots;
+ * ENOMEM; or the errno of a failed write (why set). Its time, and the
+ * plan's size, grow with f->nevents: the caller bounds them first
+ * (trace.h's TRACE_EVENTS_PER_BYTE_MAX, plan_size_estimate). */
 int plan_build(struct trace_file *f, int out_fd, struct plan_stats *st, plan_progress_fn progress,
                void *ctx, char *why, size_t whylen);
+
+/* As plan_build, and ENOSPC, before writing a byte past it, when the plan
+ * would take more than max_bytes: the file never grows beyond what the
+ * caller found room for. */
+int plan_build_within(struct trace_file *f, int out_fd, uint64_t max_bytes, struct plan_stats *st,
+                      plan_progress_fn progress, void *ctx, char *why, size_t whylen);
+
+/* The bytes of f's plan when each event becomes one op and no free needs
+ * a block of its own in a prelude: 48 bytes an event and the tables.
+ * About what a capture's plan takes; a trace whose frees mostly free
+ * blocks it never made (each then made in a prelude) takes up to twice
+ * that, which plan_build_within's max_bytes bounds. */
+uint64_t plan_size_estimate(const struct trace_file *f);
 
 /* Checks a plan's header and tables read from a file of file_size bytes:
  * that every table and block lies inside it, the counts add up, and each

@@ -721,6 +721,15 @@ int replay_run(int plan_fd, const struct replay_opts *o)
     return DX_OK;
 }
 
+uint64_t replay_memory_need(const struct plan_stats *st)
+{
+    uint64_t slots, need;
+    if (__builtin_mul_overflow(st->slots, sizeof(void *), &slots) ||
+        __builtin_add_overflow(st->peak_live, slots, &need))
+        return UINT64_MAX;
+    return need;
+}
+
 int replay_parse_result(const char *line, struct replay_result *r, char *backend, unsigned backend_len)
 {
     char b[64];

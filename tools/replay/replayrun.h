@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "replayplan.h"
+
 enum replay_touch {
     REPLAY_TOUCH_NONE = 0,     /* write nothing into the blocks */
     REPLAY_TOUCH_FIRST = 1,    /* write the first REPLAY_TOUCH_BYTES bytes of each */
@@ -55,6 +57,11 @@ struct replay_result {
  * o->stall_s seconds). For the test suite, SHIMREPLAY_TEST_HANG=T:N makes
  * thread T stop before its main op N, as if its allocator hung. */
 int replay_run(int plan_fd, const struct replay_opts *o);
+
+/* The least memory a replay of a plan with figures *st takes, in bytes:
+ * its live bytes at the peak (allocators keep more: rounding, headers,
+ * free space) and a pointer for each of its slots. */
+uint64_t replay_memory_need(const struct plan_stats *st);
 
 /* Parses a result line into *r. Returns 0, or EINVAL when it is none. */
 int replay_parse_result(const char *line, struct replay_result *r, char *backend, unsigned backend_len);

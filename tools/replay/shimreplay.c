@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,8 +53,10 @@ static struct {
     unsigned stall_s;
     int progress;              /* stderr is a terminal, and not --quiet */
     int compact;               /* --compact-start */
+    uint64_t max_events;       /* --max-events; 0: TRACE_EVENTS_PER_BYTE_MAX a byte */
+    uint64_t max_memory;       /* --max-memory; 0: what the host has (memory_available) */
     char lib[PATH_MAX];
-} opt = { "glibc", 0, "", 0, 0, 0, 0, REPLAY_TOUCH_FIRST, 0, 60, 0, 0, "" };
+} opt = { "glibc", 0, "", 0, 0, 0, 0, REPLAY_TOUCH_FIRST, 0, 60, 0, 0, 0, 0, "" };
 
 static int err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int err(int code, const char *fmt, ...)
@@ -98,6 +102,21 @@ static int backend_built(const char *b)
     return 0;
 }
 
+static const char *size_str(char *buf, size_t len, uint64_t v)
+{
+    if (v >= (1ull << 50))
+        snprintf(buf, len, "%.2f PiB", (double)v / (double)(1ull << 50));
+    else if (v >= (1ull << 40))
+        snprintf(buf, len, "%.2f TiB", (double)v / (double)(1ull << 40));
+    else if (v >= (1ull << 30))
+        snprintf(buf, len, "%.2f GiB", (double)v / (1 << 30));
+    else if (v >= (1ull << 20))
+        snprintf(buf, len, "%.1f MiB", (double)v / (1 << 20));
+    else
+        snprintf(buf, len, "%.1f KiB", (double)v / 1024);
+    return buf;
+}
+
 /* ---- The trace and its plan ---- */
 
 static int trace_error(const char *path, int rc, uint32_t version, const char *why)
@@ -113,6 +132,14 @@ static int trace_error(const char *path, int rc, uint32_t version, const char *w
         (void)version;
         return err(DX_SYS, "%s: %s", path, why);
     }
+}
+
+/* The most events shimreplay reads from a file of `size` bytes. */
+static uint64_t events_allowed(uint64_t size)
+{
+    if (opt.max_events)
+        return opt.max_events;
+    return size > UINT64_MAX / TRACE_EVENTS_PER_BYTE_MAX ? UINT64_MAX : size * TRACE_EVENTS_PER_BYTE_MAX;
 }
 
 static int open_trace(const char *path, struct trace_file *f)
@@ -137,6 +164,20 @@ static int open_trace(const char *path, struct trace_file *f)
         close(fd);
         return trace_error(path, rc, version, why);
     }
+    /* Reading the chunk heads took time and memory in proportion to the
+     * file's bytes; what follows takes them in proportion to its events,
+     * which a crafted file claims freely. */
+    if (f->nevents > events_allowed(f->size)) {
+        rc = opt.max_events
+                 ? err(DX_CORRUPT, "%s: %" PRIu64 " events, more than --max-events=%" PRIu64, path,
+                       f->nevents, opt.max_events)
+                 : err(DX_CORRUPT, "%s: %" PRIu64 " events in %" PRIu64 " bytes, more than the %u a "
+                       "byte that any capture holds: crafted or damaged (--max-events=N reads it)",
+                       path, f->nevents, f->size, TRACE_EVENTS_PER_BYTE_MAX);
+        close(fd);
+        trace_close(f);
+        return rc;
+    }
     if (f->cut)
         err(DX_OK, "%s: no trailer after %" PRIu64 " whole chunks (%" PRIu64 " calls; %" PRIu64
              " bytes after them): the capture did not finish, or the file was cut; read as far as "
@@ -150,13 +191,18 @@ static void plan_progress(void *ctx, uint64_t done, uint64_t total)
     progress("reading the trace", done, total);
 }
 
-/* An unnamed file for the plan, in $TMPDIR or /tmp. */
-static int plan_file(int *fd)
+/* Where the plan goes: $TMPDIR, or /tmp. */
+static const char *tmpdir(void)
 {
     const char *dir = getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+}
+
+/* An unnamed file for the plan, in tmpdir(). */
+static int plan_file(int *fd)
+{
+    const char *dir = tmpdir();
     char path[PATH_MAX];
-    if (!dir || !*dir)
-        dir = "/tmp";
     *fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (*fd >= 0)
         return DX_OK;
@@ -168,20 +214,140 @@ static int plan_file(int *fd)
     return DX_OK;
 }
 
+/* The bytes a plan may take in the file system of fd: 7/8 of what is free
+ * there now (to us: f_bavail), so that a plan never fills it for the
+ * host's other users. UINT64_MAX where it cannot be told. */
+static uint64_t plan_room(int fd)
+{
+    struct statvfs v;
+    if (fstatvfs(fd, &v) != 0 || !v.f_frsize)
+        return UINT64_MAX;
+    if ((uint64_t)v.f_bavail > UINT64_MAX / v.f_frsize)
+        return UINT64_MAX;
+    return (uint64_t)v.f_bavail * v.f_frsize / 8 * 7;
+}
+
+/* The trace's plan, into a file in $TMPDIR (*fd) for a replay; for
+ * --info, its figures alone (*fd -1): nothing written. */
 static int make_plan(const char *path, struct trace_file *f, int *fd, struct plan_stats *st)
 {
-    char why[256];
+    char why[256], a[32], b[32];
+    uint64_t room = UINT64_MAX, need;
     int rc;
-    if ((rc = plan_file(fd)) != DX_OK)
-        return rc;
-    rc = plan_build(f, *fd, st, plan_progress, NULL, why, sizeof why);
+    *fd = -1;
+    if (!opt.info) {
+        if ((rc = plan_file(fd)) != DX_OK)
+            return rc;
+        room = plan_room(*fd);
+        need = plan_size_estimate(f);
+        if (need > room) {
+            close(*fd);
+            return err(DX_SYS, "%s: its plan needs about %s in %s, which has room for %s (7/8 "
+                       "of what is free there): set TMPDIR to a place with more", path,
+                       size_str(a, sizeof a, need), tmpdir(),
+                       size_str(b, sizeof b, room));
+        }
+    }
+    rc = plan_build_within(f, *fd, room, st, plan_progress, NULL, why, sizeof why);
     progress_end();
     if (rc == 0)
         return DX_OK;
-    close(*fd);
+    if (*fd >= 0)
+        close(*fd);
+    if (rc == ENOSPC)
+        return err(DX_SYS, "%s: %s in %s (7/8 of what was free there): set TMPDIR to a place "
+                   "with more room", path, why, tmpdir());
     if (rc == EBADMSG || rc == ENODATA || rc == E2BIG)
         return err(DX_CORRUPT, "%s: %s", path, why);
     return err(DX_SYS, "%s: %s", path, why);
+}
+
+/* ---- What the host has for a replay ---- */
+
+/* "MemAvailable:" of /proc/meminfo, in bytes; UINT64_MAX when unknown. */
+static uint64_t meminfo_available(void)
+{
+    char line[256];
+    unsigned long long kb;
+    uint64_t v = UINT64_MAX;
+    FILE *fp = fopen("/proc/meminfo", "re");
+    if (!fp)
+        return v;
+    while (fgets(line, sizeof line, fp))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+            v = kb > UINT64_MAX / 1024 ? UINT64_MAX : (uint64_t)kb * 1024;
+            break;
+        }
+    fclose(fp);
+    return v;
+}
+
+/* What our cgroup (v2) may still take: memory.max less memory.current;
+ * UINT64_MAX without a limit, or when unknown. */
+static uint64_t cgroup_available(void)
+{
+    char line[PATH_MAX], path[PATH_MAX + 64];
+    unsigned long long max = 0, cur = 0;
+    FILE *fp = fopen("/proc/self/cgroup", "re");
+    int n = 0;
+    if (!fp)
+        return UINT64_MAX;
+    while (fgets(line, sizeof line, fp))
+        if (!strncmp(line, "0::", 3)) {
+            line[strcspn(line, "\n")] = '\0';
+            n = snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.max", line + 3);
+            break;
+        }
+    fclose(fp);
+    if (n <= 0 || (size_t)n >= sizeof path || !(fp = fopen(path, "re")))
+        return UINT64_MAX;
+    n = fscanf(fp, "%llu", &max);
+    fclose(fp);
+    if (n != 1)
+        return UINT64_MAX;   /* "max": no limit */
+    strcpy(path + strlen(path) - strlen("max"), "current");
+    if ((fp = fopen(path, "re"))) {
+        if (fscanf(fp, "%llu", &cur) != 1)
+            cur = 0;
+        fclose(fp);
+    }
+    return max > cur ? max - cur : 0;
+}
+
+/* The memory a replay may take, and what says so (for the message): the
+ * least of MemAvailable, our RLIMIT_AS and RLIMIT_DATA (the replay
+ * process inherits them) and what our cgroup has left. UINT64_MAX (and
+ * "nothing") when none can be told. */
+static uint64_t memory_available(const char **what)
+{
+    struct rlimit rl;
+    uint64_t v = UINT64_MAX, x;
+    *what = "nothing";
+    if ((x = meminfo_available()) < v)
+        v = x, *what = "MemAvailable";
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (uint64_t)rl.rlim_cur < v)
+        v = rl.rlim_cur, *what = "RLIMIT_AS";
+    if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (uint64_t)rl.rlim_cur < v)
+        v = rl.rlim_cur, *what = "RLIMIT_DATA";
+    if ((x = cgroup_available()) < v)
+        v = x, *what = "the cgroup's memory.max";
+    return v;
+}
+
+/* Refuses a replay that cannot fit: one that needs more memory than the
+ * host has (or than --max-memory allows), before it starts. */
+static int check_memory(const char *path, const struct plan_stats *st)
+{
+    char a[32], b[32], c[32];
+    const char *what = "--max-memory";
+    uint64_t need = replay_memory_need(st);
+    uint64_t have = opt.max_memory ? opt.max_memory : memory_available(&what);
+    if (need <= have)
+        return DX_OK;
+    return err(DX_SYS, "%s: a replay needs at least %s (%s live at the peak, %" PRIu64 " slots), "
+               "more than the %s that %s allows (--max-memory=SIZE sets it)", path,
+               size_str(a, sizeof a, need), size_str(b, sizeof b, st->peak_live), st->slots,
+               size_str(c, sizeof c, have), what);
 }
 
 /* ---- One replay, in a fresh process ---- */
@@ -323,21 +489,14 @@ static int run_one(int plan_fd, const struct config *c, uint64_t start_free,
         return WEXITSTATUS(status);   /* it said why, in one line */
     if (!got)
         return err(DX_SYS, "the replay under %s ended without a result", c->name);
+    /* Its figures would be those of another trace, without those blocks. */
+    if (r->failed)
+        return err(DX_SYS, "the replay under %s: %" PRIu64 " allocations failed (its allocator "
+                   "refused them): not the trace's calls, so no figures", c->name, r->failed);
     return DX_OK;
 }
 
 /* ---- Output ---- */
-
-static const char *size_str(char *buf, size_t len, uint64_t v)
-{
-    if (v >= (1ull << 30))
-        snprintf(buf, len, "%.2f GiB", (double)v / (1 << 30));
-    else if (v >= (1ull << 20))
-        snprintf(buf, len, "%.1f MiB", (double)v / (1 << 20));
-    else
-        snprintf(buf, len, "%.1f KiB", (double)v / 1024);
-    return buf;
-}
 
 static double per_s(const struct replay_result *r)
 {
@@ -519,6 +678,10 @@ static void usage(FILE *f)
           "                        held among it (a replay under the captured config\n"
           "                        leaves it as holes by default)\n"
           "      --stall=SEC       give up when no op is done for SEC seconds (60)\n"
+          "      --max-events=N    read a trace of up to N events (default: 8 a byte of\n"
+          "                        the file, more than any capture holds)\n"
+          "      --max-memory=SIZE replay a trace that needs up to SIZE (K, M, G, T, P;\n"
+          "                        default: what the host has, MemAvailable or less)\n"
           "  -i, --info            what the trace holds; replay nothing\n"
           "  -j, --json            the report as JSON\n"
           "  -q, --quiet           no progress on the terminal\n"
@@ -526,8 +689,10 @@ static void usage(FILE *f)
           "\n"
           "The shim is $MALLOCSHIM_LIB, else " LIBDIR "/libmallocshim.so.\n"
           "Exit status: 0 ok; 1 no such file, or no shim; 2 usage; 3 permission denied;\n"
-          "4 trace format version mismatch; 5 cut in its header, corrupt or foreign;\n"
-          "6 other system error, or a replay that failed or stopped making progress.\n",
+          "4 trace format version mismatch; 5 cut in its header, corrupt or foreign, or\n"
+          "more events than --max-events; 6 other system error, no room for the plan in\n"
+          "$TMPDIR or for the replay in memory, or a replay that failed, stopped making\n"
+          "progress or had an allocation refused.\n",
           f);
 }
 
@@ -539,6 +704,32 @@ static int parse_long(const char *s, long lo, long hi, long *out)
     v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi)
         return -1;
+    *out = v;
+    return 0;
+}
+
+/* A size: digits and a binary suffix (K, M, G, T, P), at least 1. */
+static int parse_size(const char *s, uint64_t *out)
+{
+    static const char units[] = "KMGTP";
+    char *end;
+    const char *u;
+    unsigned long long v;
+    if (*s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || !v)
+        return -1;
+    if (*end) {
+        if (end[1] || !(u = strchr(units, end[0] & ~0x20)) || !*u)
+            return -1;
+        for (const char *k = units; k <= u; k++) {
+            if (v > UINT64_MAX / 1024)
+                return -1;
+            v *= 1024;
+        }
+    }
     *out = v;
     return 0;
 }
@@ -562,7 +753,7 @@ static int worker_main(char **argv)
 
 int main(int argc, char **argv)
 {
-    enum { O_STALL = 256, O_PACE, O_COMPACT };
+    enum { O_STALL = 256, O_PACE, O_COMPACT, O_MAX_EVENTS, O_MAX_MEMORY };
     static const struct option longopts[] = {
         { "backend", required_argument, NULL, 'b' },
         { "arenas", required_argument, NULL, 'a' },
@@ -572,6 +763,8 @@ int main(int argc, char **argv)
         { "stall", required_argument, NULL, O_STALL },
         { "pace", no_argument, NULL, O_PACE },
         { "compact-start", no_argument, NULL, O_COMPACT },
+        { "max-events", required_argument, NULL, O_MAX_EVENTS },
+        { "max-memory", required_argument, NULL, O_MAX_MEMORY },
         { "info", no_argument, NULL, 'i' },
         { "json", no_argument, NULL, 'j' },
         { "quiet", no_argument, NULL, 'q' },
@@ -629,6 +822,19 @@ int main(int argc, char **argv)
                 return err(DX_USAGE, "--stall=%s: give seconds from 1 to 86400", optarg);
             opt.stall_s = (unsigned)v;
             break;
+        case O_MAX_EVENTS: {
+            char *end;
+            errno = 0;
+            opt.max_events = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || *optarg < '0' || *optarg > '9' || !opt.max_events)
+                return err(DX_USAGE, "--max-events=%s: give a count of 1 or more", optarg);
+            break;
+        }
+        case O_MAX_MEMORY:
+            if (parse_size(optarg, &opt.max_memory))
+                return err(DX_USAGE, "--max-memory=%s: give bytes, 1 or more, with K, M, G, T or P "
+                           "after them if you like", optarg);
+            break;
         case 'i': opt.info = 1; break;
         case 'j': opt.json = 1; break;
         case 'q': opt.quiet = 1; break;
@@ -677,6 +883,8 @@ int main(int argc, char **argv)
     if ((rc = open_trace(path, &f)) != DX_OK)
         return rc;
     rc = make_plan(path, &f, &plan_fd, &st);
+    if (rc == DX_OK && !opt.info && (rc = check_memory(path, &st)) != DX_OK)
+        close(plan_fd);
     if (rc != DX_OK) {
         close(f.fd);
         trace_close(&f);
@@ -704,7 +912,8 @@ int main(int argc, char **argv)
                 print_table(path, &f, &st, runs, ncfg);
         }
     }
-    close(plan_fd);
+    if (plan_fd >= 0)
+        close(plan_fd);
     close(f.fd);
     trace_close(&f);
     if (fflush(stdout) != 0 && worst == DX_OK)
