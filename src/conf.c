@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fmt.h"
@@ -519,9 +520,10 @@ int conf_load(struct conf *c, const char *env_conf, const char *env_file,
         do
             fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         while (fd < 0 && errno == EINTR);
-        if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        if (fd >= 0 && fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)) {
+            close(fd);   /* /dev/null: no file, said on purpose */
+        } else if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
             close(fd);
-            fd = -1;
             w.source = path;
             complain(&w, "config file is not a regular file (ignored)");
         } else if (fd < 0) {

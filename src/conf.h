@@ -120,7 +120,7 @@ int conf_parse(struct conf *c, const char *text, size_t len, const char *source,
  * env_file (MALLOCSHIM_CONF_FILE) when that is non-NULL, else default_file; a
  * missing default file is not a problem, a missing or unreadable named file
  * is; a named path that is not a regular file (a FIFO, a device) is opened
- * without blocking and refused. Of the diagnostics, the first CONF_WARN_MAX
+ * without blocking and refused, but for /dev/null, which is no file. Of the diagnostics, the first CONF_WARN_MAX
  * reach warn, then one line says how many more there were. When `secure` is set (AT_SECURE: a setuid or setgid process), env_conf
  * and env_file are ignored and a note says so. Reads with open/read into a
  * static buffer: not thread-safe, meant to run once at init. Returns the

@@ -103,6 +103,9 @@ ok $? "a FIFO as MALLOCSHIM_CONF_FILE: one line, the program runs ($(cat "$TMP/r
 MALLOCSHIM_CONF_FILE=/dev/zero run ""
 ran && [ "$(lines)" -eq 1 ] && grep -q "/dev/zero: config file is not a regular file (ignored)$" "$TMP/err"
 ok $? "a device as MALLOCSHIM_CONF_FILE: one line, not read"
+MALLOCSHIM_CONF_FILE=/dev/null run ""
+ran && [ "$(lines)" -eq 0 ]
+ok $? "/dev/null as MALLOCSHIM_CONF_FILE: no file, nothing said"
 bogus=$(awk 'BEGIN { for (i = 0; i < 20000; i++) printf "bogus,"; printf "verbose:1" }')
 run "$bogus"
 ran && [ "$(grep -c "'bogus' is not a key:value pair" "$TMP/err")" -eq 10 ] \
