@@ -43,7 +43,8 @@ uint8_t *filter;
 uint32_t track_mask;
 uint64_t ev_mask;
 long sample_n;
-double log_keep;
+uint64_t sample_bytes;
+double sample_gap;
 uint64_t sample_seed;
 char seg_path[CONF_PATH_MAX + 32];
 int with_stacks;
@@ -252,6 +253,7 @@ static void fill_header(const struct conf *c, const struct seg_geometry *g)
     realtime_offset = seg->start_ns - seg->start_mono_ns;
     seg->backend = (uint32_t)be->id;
     seg->sample = (uint32_t)c->sample;
+    seg->sample_bytes = (uint64_t)c->sample_bytes;
     seg->interval_ms = (uint32_t)c->interval_ms;
     seg->flags = c->sample == 1 ? SEG_F_EXACT_REQ : 0;
     if (read_proc("/proc/self/comm", text, sizeof seg->comm)) {
@@ -394,7 +396,8 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     sample_n = c->sample;
     sample_seed = (uint64_t)c->seed;
     tsc_start();
-    log_keep = log1p(-1.0 / (double)(sample_n > 1 ? sample_n : 2));
+    sample_bytes = (uint64_t)c->sample_bytes;
+    sample_gap = seg_gap(sample_bytes);
     sampler_init(c->interval_ms);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 

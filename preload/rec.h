@@ -47,8 +47,9 @@ extern struct seg_track *table;
 extern uint8_t *filter;
 extern uint32_t track_mask;
 extern uint64_t ev_mask;         /* events_cap - 1 where that is a power of two, else 0 */
-extern long sample_n;
-extern double log_keep;          /* log(1 - 1/sample_n) */
+extern long sample_n;            /* the `sample` key */
+extern uint64_t sample_bytes;    /* the `sample_bytes` key (0: off) */
+extern double sample_gap;        /* seg_gap(sample_bytes): the mean of the draws */
 extern uint64_t sample_seed;     /* the `seed` key; 0: seeded from the clock */
 extern char seg_path[CONF_PATH_MAX + 32];
 extern pthread_key_t slot_key;
@@ -65,6 +66,9 @@ struct rec_hot {
     size_t (*usable)(void *);           /* the backend's usable_live */
     size_t (*usable_for)(size_t);
     const uint8_t *filter;
+    /* What an allocation costs of the countdown besides its usable size:
+     * sample_gap / sample_n (seg_track_p). */
+    long cost_b;
 };
 extern struct rec_hot hot __attribute__((aligned(64)));
 extern const uint8_t *filter_all;
@@ -140,7 +144,8 @@ struct rec_thread {
     struct seg_tracked *trk;
     struct seg_slot *slot;   /* its own slot, or NULL */
     uint32_t cslot;          /* 1 + the index of its counter slot, or 0 */
-    long countdown;          /* allocations until the next tracked one */
+    long countdown;          /* bytes of cost (usable + hot.cost_b an
+                                allocation) until the next tracked block */
     uint64_t rng;            /* xorshift64* state, 0 until seeded */
     uint64_t ev_next, ev_end; /* event numbers claimed and not yet used */
     uint32_t tid;

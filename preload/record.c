@@ -8,16 +8,18 @@
  *
  * The common path (an untracked malloc or free) reads the block's usable
  * size from the backend, bumps its own thread's counters in the segment
- * (plain adds, see own_add), decrements a thread-local countdown, and on
- * free tests one byte of a counting filter: no lock, no atomic read-modify-
- * write, no cache line that another thread writes. About 1 in `sample`
- * allocations, drawn with a geometric countdown so that every allocation has
- * the same chance, is tracked (track.c): its address, size and time go into
- * a table in the segment, found again at free through the filter. */
+ * (plain adds, see own_add), takes the block's cost from a thread-local
+ * countdown, and on free tests one byte of a counting filter: no lock, no
+ * atomic read-modify-write, no cache line that another thread writes. A
+ * sample of the blocks, by bytes (seg_track_p: about 1 in `sample` of the
+ * small ones, every block far above `sample_bytes`), is tracked (track.c):
+ * its address, size, time and weight go into a table in the segment, found
+ * again at free through the filter. */
 #include "config.h"
 
 #include "rec.h"
 
+#include <limits.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -129,16 +131,18 @@ static inline __attribute__((always_inline)) int own_inc_sink(uint64_t *f)
 #endif
 }
 
-/* --rt.countdown <= 0, as one subtract from memory and a branch on its
- * flags. */
-static inline __attribute__((always_inline)) int countdown_out(void)
+/* (rt.countdown -= u + hot.cost_b) <= 0: an allocation of usable size u
+ * spends its cost of the countdown (seg_track_p), as one subtract from
+ * memory and a branch on its flags. */
+static inline __attribute__((always_inline)) int countdown_out(size_t u)
 {
+    long cost = (long)u + hot.cost_b;
 #if defined(__x86_64__)
     int le;
-    __asm__ volatile("subq $1, %0" : "+m"(rt.countdown), "=@ccle"(le));
+    __asm__ volatile("subq %2, %0" : "+m"(rt.countdown), "=@ccle"(le) : "r"(cost));
     return le;
 #else
-    return --rt.countdown <= 0;
+    return (rt.countdown -= cost) <= 0;
 #endif
 }
 
@@ -200,7 +204,7 @@ static inline __attribute__((always_inline)) void *on_alloc_uo(void *p, size_t r
     own_add(&k->usable_alloc, u);
     if (unlikely(own_inc_sink(&k->allocs)))
         return alloc_slow(p, req, u, KCLASS(off), is_realloc);
-    if (unlikely(countdown_out()))
+    if (unlikely(countdown_out(u)))
         return maybe_track(p, req, u, KCLASS(off));
     return p;
 }
@@ -237,7 +241,7 @@ static inline __attribute__((always_inline)) void *malloc_uo(size_t n, size_t u,
     own_add(&k->usable_alloc, u);
     if (unlikely(own_inc_sink(&k->allocs)))
         return malloc_slow(n);   /* counted in the sink: counts it again, where it belongs */
-    if (unlikely(countdown_out()))
+    if (unlikely(countdown_out(u)))
         return malloc_tracked(n);
     void *p = hot.malloc(n);
     if (unlikely(p == NULL))
@@ -517,7 +521,7 @@ __attribute__((noinline))
 static void *alloc_slow(void *p, size_t req, size_t u, unsigned c, int is_realloc)
 {
     count_alloc(slot_slow(), c, req, u, is_realloc);
-    if (countdown_out())
+    if (countdown_out(u))
         maybe_track(p, req, u, c);
     return p;
 }
@@ -749,6 +753,10 @@ const struct backend_ops *rec_ops_init(const struct backend_ops *backend)
     hot.usable_for = backend->usable_for;
     uc_table = backend->usable_for && uc_fill(backend->usable_for);
     hot.filter = filter;
+    /* sample:1: every allocation's cost runs the countdown out */
+    hot.cost_b = sample_n <= 1 ? LONG_MAX / 4 : (long)(sample_gap / (double)sample_n);
+    if (hot.cost_b < 1)
+        hot.cost_b = 1;
     if (sample_n == 1) {
         /* 256 KiB of ones, once (sample:1 only); without it, the filter
          * counts as with sampling */

@@ -100,8 +100,9 @@ static void age_add(struct seg_track *e, void *arg)
     struct age_ctx *a = arg;
     uint64_t t = __atomic_load_n(&e->alloc_ns, __ATOMIC_ACQUIRE);
     uint64_t u = __atomic_load_n(&e->usable, __ATOMIC_RELAXED);
-    if (t != 0)
-        a->age[sizeclass_of(u)][lifebucket_of(a->now > t ? a->now - t : 0)]++;
+    float w = seg_track_weight(__atomic_load_n(&e->weight, __ATOMIC_RELAXED));
+    if (t != 0)   /* weighted counts (seg.h, "Weights") */
+        a->age[sizeclass_of(u)][lifebucket_of(a->now > t ? a->now - t : 0)] += seg_w_count(w);
 }
 
 /* Writes size bytes of src over dst, but the first 8: both start with

@@ -509,7 +509,7 @@ void stack_frames_registered(void)
     }
 }
 
-uint32_t stack_capture(size_t req)
+uint32_t stack_capture(size_t req, float w)
 {
     /* return addresses, then (in place) the frames kept as uint64_t */
     union { void *p; uint64_t u; } buf[SEG_STACK_DEPTH_MAX + SKIP_MAX];
@@ -560,19 +560,22 @@ uint32_t stack_capture(size_t req)
     if (id) {
         struct seg_stack *e = entry(id - 1);
         __atomic_fetch_add(&e->allocs, 1, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&e->req_bytes, req, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&e->w_allocs, seg_w_count(w), __ATOMIC_RELAXED);
+        __atomic_fetch_add(&e->req_bytes, seg_w_bytes(w, req), __ATOMIC_RELAXED);
     }
     return id;
 }
 
-void stack_free(uint32_t id, unsigned bucket)
+void stack_free(uint32_t id, unsigned bucket, float w)
 {
     if (id == 0 || id > cap)
         return;
     struct seg_stack *e = entry(id - 1);
+    uint64_t wn = seg_w_count(w);
     __atomic_fetch_add(&e->frees, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&e->w_frees, wn, __ATOMIC_RELAXED);
     if (bucket < LIFEBUCKET_COUNT)
-        __atomic_fetch_add(&e->lifetime[bucket], 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&e->lifetime[bucket], wn, __ATOMIC_RELAXED);
 }
 
 void stack_fork_prepare(void)

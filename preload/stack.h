@@ -27,13 +27,13 @@ int stack_start(struct seg_header *seg, const struct seg_header *geo, unsigned u
  * Waits for no other thread of the shim's, though libunwind may take the
  * loader's lock (dl_iterate_phdr) and its own; any allocation it makes
  * (its thread-local data) re-enters malloc, which then tracks without a
- * stack. */
-uint32_t stack_capture(size_t req);
+ * stack. w: the block's weight (seg.h, "Weights"). */
+uint32_t stack_capture(size_t req, float w);
 
 /* Counts the free of a tracked block of stack `id` (0: nothing to do)
  * whose life fell in lifetime bucket `bucket` (LIFEBUCKET_COUNT: a free
- * whose lifetime is not known). */
-void stack_free(uint32_t id, unsigned bucket);
+ * whose lifetime is not known), of weight w. */
+void stack_free(uint32_t id, unsigned bucket, float w);
 
 /* Appends the objects mapped since the last call to the segment's list.
  * Called by the sampler thread only (and by stack_start). */

@@ -1,6 +1,6 @@
-/* track: the tracked blocks, about 1 in `sample` allocations: the
- * geometric countdown that picks them, the table in the segment that holds
- * them with its counting filter, and the event ring. */
+/* track: the tracked blocks, a sample by bytes (seg_track_p): the
+ * countdown that picks them, their weights, the table in the segment that
+ * holds them with its counting filter, and the event ring. */
 #include "config.h"
 
 #include "rec.h"
@@ -101,7 +101,7 @@ static inline uint32_t near_n(void)
  * room within SEG_TRACK_PROBE entries. */
 static inline __attribute__((always_inline)) int
 claim_entry(const void *p, uint64_t h, uint32_t base, uint32_t n, int pow2, size_t req,
-            size_t usable, uint64_t *t, const uint32_t *stack, uint32_t tid)
+            size_t usable, uint32_t wb, uint64_t *t, const uint32_t *stack, uint32_t tid)
 {
     uint32_t j = pow2 ? (uint32_t)(h >> 32) & (n - 1) : (uint32_t)(h >> 32) % n;
     /* 0 and 1 mark an entry never used and one freed */
@@ -116,9 +116,10 @@ claim_entry(const void *p, uint64_t h, uint32_t base, uint32_t n, int pow2, size
             __atomic_fetch_add(&group_live[(base + j) >> TRACK_GROUP_SHIFT], 1, __ATOMIC_RELAXED);
             __atomic_store_n(&e->req, req, __ATOMIC_RELAXED);
             __atomic_store_n(&e->usable, usable, __ATOMIC_RELAXED);
+            __atomic_store_n(&e->weight, wb, __ATOMIC_RELAXED);
             if (stack == NULL) {
                 /* the block's life starts after the unwinding it waited for */
-                __atomic_store_n(&e->stack, stack_capture(req), __ATOMIC_RELAXED);
+                __atomic_store_n(&e->stack, stack_capture(req, seg_track_weight(wb)), __ATOMIC_RELAXED);
                 *t = mono_now();
             } else {
                 __atomic_store_n(&e->stack, *stack, __ATOMIC_RELAXED);
@@ -132,18 +133,18 @@ claim_entry(const void *p, uint64_t h, uint32_t base, uint32_t n, int pow2, size
 }
 
 /* claim_entry among the near entries, else (from then on alone) the far. */
-static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, uint64_t *t,
-                        const uint32_t *stack, uint32_t tid)
+static int table_insert(const void *p, uint64_t h, size_t req, size_t usable, uint32_t wb,
+                        uint64_t *t, const uint32_t *stack, uint32_t tid)
 {
     uint32_t near = near_n(), all = track_mask + 1;
     if (!__atomic_load_n(&track_far, __ATOMIC_RELAXED)) {
-        if (claim_entry(p, h, 0, near, 1, req, usable, t, stack, tid))
+        if (claim_entry(p, h, 0, near, 1, req, usable, wb, t, stack, tid))
             return 1;
         if (near == all)
             return 0;
         __atomic_store_n(&track_far, 1, __ATOMIC_RELAXED);
     }
-    return claim_entry(p, h, near, all - near, 0, req, usable, t, stack, tid);
+    return claim_entry(p, h, near, all - near, 0, req, usable, wb, t, stack, tid);
 }
 
 /* The entry that holds p among the n entries from base, as claim_entry
@@ -242,15 +243,28 @@ static uint64_t seed_thread(void)
     return x ? x : 1;
 }
 
-/* A geometric draw with mean sample_n, >= 1: the allocations until the next
- * tracked one, so that each allocation is tracked with probability 1/N. */
+/* An exponential draw of mean sample_gap, >= 1: the bytes of cost until
+ * the next tracked block, from the end of the last one's cost. The gaps of
+ * a Poisson process are memoryless, so a block whose cost c the countdown
+ * runs out in is tracked with probability 1 - exp(-c / gap), whatever came
+ * before: seg_track_p. */
 static long draw_countdown(void)
 {
     if (sample_n <= 1)
         return 1;
     double u = ((double)(rng_next() >> 11) + 1.0) * (1.0 / 9007199254740992.0);  /* (0, 1] */
-    double k = floor(log(u) / log_keep);
-    return k >= 1e15 ? (long)1e15 : 1 + (long)k;
+    double k = ceil(-log(u) * sample_gap);
+    return k >= 4e18 ? (long)4e18 : k < 1 ? 1 : (long)k;
+}
+
+/* The weight of a block of usable size u tracked now: 1/p(u), as an IEEE
+ * binary32's bits (seg_track.weight). */
+static uint32_t weight_of(size_t usable)
+{
+    union { float f; uint32_t u; } v;
+    double w = 1.0 / seg_track_p((uint32_t)(sample_n > 0 ? sample_n : 1), sample_bytes, usable);
+    v.f = (float)(w < 1e30 ? w : 1e30);
+    return v.u;
 }
 
 static void track(const void *p, size_t req, size_t usable, unsigned c)
@@ -259,21 +273,24 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
     uint64_t t = mono_now();
     int shared;
     struct seg_tracked *tk = &my_trk(&shared)[c];
+    uint32_t wb = weight_of(usable);
+    float w = seg_track_weight(wb);
 
-    if (!table_insert(p, h, req, usable, &t, with_stacks ? NULL : &no_stack, my_tid())) {
+    if (!table_insert(p, h, req, usable, wb, &t, with_stacks ? NULL : &no_stack, my_tid())) {
         __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
         if (unlikely(__atomic_load_n(&sampler_state, __ATOMIC_RELAXED) == S_NONE))
             start_sampler();
         return;
     }
     filter_inc(p);
+    uint64_t wreq = seg_w_bytes(w, req), wus = seg_w_bytes(w, usable);
     if (likely(!shared)) {
-        trk_add(0, &tk->req_alloc, req);
-        trk_add(0, &tk->usable_alloc, usable);
+        trk_add(0, &tk->req_alloc, wreq);
+        trk_add(0, &tk->usable_alloc, wus);
         trk_add(0, &tk->allocs, 1);
     } else {
-        trk_add(1, &tk->req_alloc, req);
-        trk_add(1, &tk->usable_alloc, usable);
+        trk_add(1, &tk->req_alloc, wreq);
+        trk_add(1, &tk->usable_alloc, wus);
         trk_add(1, &tk->allocs, 1);
     }
     event_push(SEG_EV_ALLOC, p, req, 0, t);
@@ -290,8 +307,8 @@ void *maybe_track(void *p, size_t req, size_t usable, unsigned c)
     if (unlikely(rt.rng == 0)) {
         /* First draw of this thread: seed, then count this allocation. */
         rt.rng = seed_thread();
-        rt.countdown = draw_countdown();
-        if (--rt.countdown > 0)
+        rt.countdown = draw_countdown() - (long)(usable + (size_t)hot.cost_b);
+        if (rt.countdown > 0)
             return p;
     }
     rt.countdown = draw_countdown();
@@ -313,6 +330,7 @@ static inline int untrack_found(const void *p, uint64_t h, struct seg_track *out
     out->usable = __atomic_load_n(&e->usable, __ATOMIC_RELAXED);
     out->stack = __atomic_load_n(&e->stack, __ATOMIC_RELAXED);
     out->tid = __atomic_load_n(&e->tid, __ATOMIC_RELAXED);
+    out->weight = __atomic_load_n(&e->weight, __ATOMIC_RELAXED);
     __atomic_store_n(&e->alloc_ns, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&e->addr, 1, __ATOMIC_RELEASE);
     /* the entry was counted in its group when it was claimed */
@@ -335,7 +353,7 @@ void untrack_undo(const void *p, const struct seg_track *e)
 {
     uint64_t h = addr_hash(p);
     uint64_t t = e->alloc_ns;
-    if (table_insert(p, h, e->req, e->usable, &t, &e->stack, e->tid)) {
+    if (table_insert(p, h, e->req, e->usable, e->weight, &t, &e->stack, e->tid)) {
         filter_inc(p);
         return;
     }
@@ -343,10 +361,11 @@ void untrack_undo(const void *p, const struct seg_track *e)
      * lifetime), and the segment no longer claims exact figures. */
     int shared;
     struct seg_tracked *tk = &my_trk(&shared)[sizeclass_of(e->usable)];
-    trk_add(shared, &tk->req_free, e->req);
-    trk_add(shared, &tk->usable_free, e->usable);
+    float w = seg_track_weight(e->weight);
+    trk_add(shared, &tk->req_free, seg_w_bytes(w, e->req));
+    trk_add(shared, &tk->usable_free, seg_w_bytes(w, e->usable));
     trk_add(shared, &tk->frees, 1);
-    stack_free(e->stack, LIFEBUCKET_COUNT);   /* its lifetime is lost */
+    stack_free(e->stack, LIFEBUCKET_COUNT, w);   /* its lifetime is lost */
     __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
 }
 
@@ -357,16 +376,18 @@ void untrack_finish(const void *p, const struct seg_track *e)
     uint64_t life = now > e->alloc_ns ? now - e->alloc_ns : 0;
     int shared;
     struct seg_tracked *tk = &my_trk(&shared)[sizeclass_of(e->usable)];
-    stack_free(e->stack, lifebucket_of(life));
+    float w = seg_track_weight(e->weight);
+    uint64_t wn = seg_w_count(w), wreq = seg_w_bytes(w, e->req), wus = seg_w_bytes(w, e->usable);
+    stack_free(e->stack, lifebucket_of(life), w);
     if (likely(!shared)) {
-        trk_add(0, &tk->lifetime[lifebucket_of(life)], 1);
-        trk_add(0, &tk->req_free, e->req);
-        trk_add(0, &tk->usable_free, e->usable);
+        trk_add(0, &tk->lifetime[lifebucket_of(life)], wn);
+        trk_add(0, &tk->req_free, wreq);
+        trk_add(0, &tk->usable_free, wus);
         trk_add(0, &tk->frees, 1);
     } else {
-        trk_add(1, &tk->lifetime[lifebucket_of(life)], 1);
-        trk_add(1, &tk->req_free, e->req);
-        trk_add(1, &tk->usable_free, e->usable);
+        trk_add(1, &tk->lifetime[lifebucket_of(life)], wn);
+        trk_add(1, &tk->req_free, wreq);
+        trk_add(1, &tk->usable_free, wus);
         trk_add(1, &tk->frees, 1);
     }
     event_push(SEG_EV_FREE, p, e->req, life, now);

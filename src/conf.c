@@ -72,6 +72,8 @@ static const struct key keys[] = {
       "on or off" },
     { "capture_max", CONF_K_CAPTURE_MAX, KIND_SIZE, 1L << 20, 1L << 40, F(capture_max),
       "a size 1m..1024g, with an optional k, m or g suffix" },
+    { "sample_bytes", CONF_K_SAMPLE_BYTES, KIND_SIZE, 0, 1L << 40, F(sample_bytes),
+      "a size 0..1t, with an optional k, m or g suffix (0: sizes do not count)" },
     { "unwind_threads", CONF_K_UNWIND_THREADS, KIND_INT, 0, 1024, F(unwind_threads),
       "an integer 0..1024 (threads whose call stacks libunwind takes, 0 for none)" },
 };
@@ -113,6 +115,7 @@ void conf_defaults(struct conf *c)
     c->arena_test = CONF_UNSET;
     c->record = 1;   /* shimdump <pid> works with nothing but LD_PRELOAD */
     c->sample = CONF_SAMPLE_DEFAULT;
+    c->sample_bytes = CONF_SAMPLE_BYTES_DEFAULT;
     memcpy(c->shm_dir, CONF_SHM_DIR_DEFAULT, sizeof CONF_SHM_DIR_DEFAULT);
     c->series = CONF_SERIES_DEFAULT;
     c->interval_ms = CONF_INTERVAL_DEFAULT;

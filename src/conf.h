@@ -36,6 +36,7 @@ enum conf_key {
     CONF_K_CAPTURE,
     CONF_K_CAPTURE_MAX,
     CONF_K_UNWIND_THREADS,
+    CONF_K_SAMPLE_BYTES,
     CONF_K_COUNT
 };
 
@@ -64,7 +65,8 @@ struct conf {
     int verbose;                  /* 0 or 1 */
     char tcmalloc_lib[CONF_PATH_MAX];       /* "" means the built-in soname */
     int record;                   /* 1: record into the shared-memory segment */
-    long sample;                  /* track 1 in `sample` allocations */
+    long sample;                  /* small blocks: track about 1 in `sample` */
+    long sample_bytes;            /* sampling by bytes: the mean gap; 0 off */
     char shm_dir[CONF_PATH_MAX];  /* where the segment file goes */
     long series;                  /* time-series ring entries */
     long interval_ms;             /* the sampler's period */
@@ -90,6 +92,7 @@ struct conf {
 typedef void (*conf_warn_fn)(void *ctx, const char *msg);
 
 #define CONF_SAMPLE_DEFAULT      256
+#define CONF_SAMPLE_BYTES_DEFAULT (512L << 10)
 #define CONF_SERIES_DEFAULT      3600
 #define CONF_INTERVAL_DEFAULT    1000
 #define CONF_SHM_DIR_DEFAULT     "/dev/shm"

@@ -4,6 +4,7 @@
 #include "seg.h"
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 static uint64_t align64(uint64_t v)
@@ -175,4 +176,13 @@ int seg_validate(const struct seg_header *h, uint64_t file_size, uint32_t *versi
     if (h->sample < 1 || h->backend > SEG_BACKEND_TCMALLOC)
         return EINVAL;
     return 0;
+}
+
+double seg_track_p(uint32_t sample, uint64_t sample_bytes, uint64_t usable)
+{
+    if (sample <= 1)
+        return 1.0;
+    double g = seg_gap(sample_bytes);
+    double p = -expm1(-((double)usable + g / sample) / g);
+    return p > 0 ? (p < 1 ? p : 1.0) : 1e-30;
 }

@@ -59,7 +59,7 @@
 #include "sizeclass.h"
 
 #define SEG_MAGIC   0x314d48534c4c414dULL   /* "MALLSHM1" */
-#define SEG_VERSION 5u
+#define SEG_VERSION 6u
 
 #define SEG_SLOTS_DEFAULT   128u
 #define SEG_CSLOTS_DEFAULT  3968u           /* with the slots: 4096 threads */
@@ -95,10 +95,36 @@ struct seg_counters {
     uint64_t usable_free;     /* the backend's usable size, at free */
 };
 
+/* Weights. A block is tracked with a probability p that grows with its
+ * size (sampling by bytes, see struct seg_header's sample and
+ * sample_bytes), and stands for w = 1/p blocks: every estimate is a sum of
+ * weights over tracked blocks (Horvitz-Thompson), unbiased whatever the mix
+ * of sizes. Weighted counts are kept in fixed point, SEG_W_ONE to one block;
+ * weighted bytes in bytes (w * bytes, rounded). A block's weight is fixed
+ * when it is tracked (struct seg_track), so that its free subtracts what
+ * its allocation added, under any later settings. */
+#define SEG_W_SHIFT 8
+#define SEG_W_ONE   (1u << SEG_W_SHIFT)
+
+/* w in fixed point, and w * bytes: the one rounding that writers use at
+ * allocation and at free alike. */
+static inline uint64_t seg_w_count(float w)
+{
+    return (uint64_t)((double)w * SEG_W_ONE + 0.5);
+}
+
+static inline uint64_t seg_w_bytes(float w, uint64_t bytes)
+{
+    double v = (double)w * (double)bytes + 0.5;
+    return v < 1.8e19 ? (uint64_t)v : UINT64_MAX;
+}
+
 /* The sampled ("tracked") blocks of one class, kept per thread slot like
- * the counters (summed by readers). Live tracked = allocs - frees, and the
- * same for the byte figures; lifetime[b] counts tracked blocks freed after
- * a lifetime in bucket b. */
+ * the counters (summed by readers). allocs and frees count tracked blocks
+ * (unweighted: how many the estimates rest on); the byte figures are
+ * weighted bytes (seg_w_bytes), live = alloc - free; lifetime[b] is the
+ * weighted count (SEG_W_ONE a block) of tracked blocks freed after a
+ * lifetime in bucket b. */
 struct seg_tracked {
     uint64_t allocs;
     uint64_t frees;
@@ -144,8 +170,8 @@ struct seg_cstate {
     uint32_t tid;
 };
 
-/* Ages of tracked blocks still live, per class, as of `at_ns`. Written by
- * the sampler thread under `seq`. */
+/* Ages of tracked blocks still live, per class, as of `at_ns`: weighted
+ * counts (SEG_W_ONE a block). Written by the sampler thread under `seq`. */
 struct seg_ages {
     uint64_t seq;
     uint64_t at_ns;            /* CLOCK_MONOTONIC */
@@ -288,7 +314,16 @@ struct seg_track {
     uint32_t stack;            /* the allocating call stack: index + 1 in the
                                   stack table, 0 when none was recorded */
     uint32_t tid;              /* the allocating thread */
+    uint32_t weight;           /* w = 1/p, an IEEE binary32 (seg_track_weight) */
+    uint32_t reserved;
 };
+
+/* A tracked block's weight, from its bits. */
+static inline float seg_track_weight(uint32_t bits)
+{
+    union { uint32_t u; float f; } v = { bits };
+    return v.f >= 1.0f && v.f < 1e30f ? v.f : 1.0f;
+}
 
 /* The stack table (stacks:N > 0): the call stacks of tracked allocations,
  * each stored once. A tracked block names its stack (seg_track.stack), so
@@ -310,10 +345,13 @@ struct seg_stack {
     uint32_t depth;            /* frames stored, <= stack_depth */
     uint32_t ready;
     uint64_t allocs;           /* tracked allocations with this stack */
-    uint64_t req_bytes;        /* their requested bytes */
+    uint64_t req_bytes;        /* their requested bytes, weighted (seg_w_bytes) */
     uint64_t frees;            /* tracked frees of those */
-    uint64_t lifetime[LIFEBUCKET_COUNT];   /* those freed, by lifetime */
-    uint64_t reserved[6];
+    uint64_t lifetime[LIFEBUCKET_COUNT];   /* those freed, by lifetime: weighted
+                                              counts (SEG_W_ONE a block) */
+    uint64_t w_allocs;         /* the allocations, weighted (SEG_W_ONE a block) */
+    uint64_t w_frees;          /* the frees, weighted */
+    uint64_t reserved[4];
     /* uint64_t frames[depth] follow */
 };
 
@@ -399,7 +437,8 @@ struct seg_header {
     uint64_t heartbeat_ns;     /* CLOCK_REALTIME of the sampler's last pass */
     uint32_t flags;            /* enum seg_flags */
     uint32_t backend;          /* enum seg_backend_id */
-    uint32_t sample;           /* 1 in `sample` allocations is tracked */
+    uint32_t sample;           /* small blocks: about 1 in `sample` is tracked
+                                  (seg_track_p); 1: every block */
     uint32_t interval_ms;      /* the sampler's period */
     uint32_t nclasses;         /* SIZECLASS_COUNT */
     uint32_t nbuckets;         /* LIFEBUCKET_COUNT */
@@ -456,8 +495,29 @@ struct seg_header {
     uint32_t tier_step[SEG_TIERS_MAX];
     uint32_t tier_cap[SEG_TIERS_MAX];
     uint32_t reserved32;
-    uint64_t reserved[18];
+    /* Sampling by bytes (seg_track_p): the mean bytes between tracked
+     * blocks as sizes grow; 0 when sizes do not count. */
+    uint64_t sample_bytes;
+    uint64_t reserved[17];
 };
+
+/* The probability that a block of usable size u is tracked, under sample
+ * N and sample_bytes G. Each allocation costs u + G/N bytes of a Poisson
+ * process of mean G over those costs, and the block is tracked when a point
+ * falls in its cost:
+ *   p(u) = 1 - exp(-(u + G/N) / G)
+ * about 1/N for small blocks, about u/G for blocks far below G, and 1 for
+ * those far above it. N = 1: every block (p = 1). G = 0: sizes do not count
+ * (SEG_GAP_OFF stands for it: p = 1 - exp(-1/N)). */
+#define SEG_GAP_OFF (1ull << 52)
+
+static inline double seg_gap(uint64_t sample_bytes)
+{
+    return sample_bytes ? (double)sample_bytes : (double)SEG_GAP_OFF;
+}
+
+/* p(u) above, in (0, 1]. */
+double seg_track_p(uint32_t sample, uint64_t sample_bytes, uint64_t usable);
 
 _Static_assert(sizeof(struct seg_counters) == 48, "seg_counters layout");
 _Static_assert(sizeof(struct seg_cslot) == 4096, "a counter slot is one page");
@@ -468,7 +528,7 @@ _Static_assert(sizeof(struct seg_sample) == 8 * 22, "seg_sample layout");
 _Static_assert(sizeof(struct seg_event) == 48, "seg_event layout");
 _Static_assert(sizeof(struct seg_point) == 224, "seg_point layout");
 _Static_assert(sizeof(struct seg_history) == 64, "history layout");
-_Static_assert(sizeof(struct seg_track) == 40, "seg_track layout");
+_Static_assert(sizeof(struct seg_track) == 48, "seg_track layout");
 _Static_assert(sizeof(struct seg_stack) % 64 == 0 && sizeof(struct seg_stacks) == 64, "stack table layout");
 _Static_assert(sizeof(struct seg_obj) == 512 && sizeof(struct seg_objs) == 64, "object list layout");
 _Static_assert(sizeof(struct seg_series) == 64 && sizeof(struct seg_events) == 64, "ring headers");

@@ -289,6 +289,7 @@ uint64_t seg_live_req(const struct seg_counters *sum, const struct seg_tracked *
     uint64_t live = sum->allocs - sum->frees;
     uint64_t live_usable = sum->usable_alloc - sum->usable_free;
     uint64_t tl = t->allocs - t->frees, treq = t->req_alloc - t->req_free;
+    uint64_t tus = t->usable_alloc - t->usable_free;
     unsigned __int128 v;
 
     /* A block never holds more than its usable size: a sum whose parts were
@@ -298,30 +299,30 @@ uint64_t seg_live_req(const struct seg_counters *sum, const struct seg_tracked *
         return treq > live_usable ? live_usable : treq;
     if (live == 0)
         return 0;
-    /* live * (mean request of the tracked live blocks), without overflow:
-     * both fit in 64 bits, the product may not. With no tracked block
-     * live, the mean request of all the class's allocations (exact
-     * counters) stands in for it. */
-    if (tl != 0)
-        v = (unsigned __int128)live * treq / tl;
-    else if (sum->allocs != 0)
-        v = (unsigned __int128)live * sum->req_bytes / sum->allocs;
+    /* live_usable * (requested / usable bytes of the tracked live blocks,
+     * both weighted), without overflow: both fit in 64 bits, the product
+     * may not. With no tracked block live, the ratio of all the class's
+     * allocations (exact counters) stands in for it. */
+    if (tl != 0 && tus != 0 && tus <= (uint64_t)1 << 62)
+        v = (unsigned __int128)live_usable * treq / tus;
+    else if (sum->usable_alloc != 0)
+        v = (unsigned __int128)live_usable * sum->req_bytes / sum->usable_alloc;
     else
         return live_usable;
     /* A block never holds more than its usable size. */
     return v > live_usable ? live_usable : (uint64_t)v;
 }
 
-double seg_req_stderr(double live, double n, double s1, double s2, uint64_t live_usable,
-                      uint64_t est)
+double seg_req_stderr(uint64_t live_usable, uint64_t est, double n, double wu, double a, double b,
+                      double c)
 {
-    if (live <= 0)
+    if (live_usable == 0)
         return 0;
-    if (n < 2)
+    if (n < 2 || wu <= 0)
         return (double)(live_usable > est ? live_usable - est : 0);
-    double var = (s2 - s1 * s1 / n) / (n - 1);
-    double fpc = n < live ? 1 - n / live : 0;
-    return live * sqrt((var > 0 ? var : 0) / n * fpc);
+    /* the ratio R = est / live_usable; z = r - R u; Var(sum w z) is
+     * estimated by sum w (w - 1) z^2 = a - 2 R b + R^2 c */
+    double r = (double)est / (double)live_usable;
+    double var = a - 2 * r * b + r * r * c;
+    return (double)live_usable / wu * sqrt(var > 0 ? var : 0);
 }
-
-

@@ -35,21 +35,22 @@ int seg_sum_classes(const void *base, const struct seg_header *h,
                     struct seg_counters sum[SIZECLASS_COUNT], struct seg_tracked trk[SIZECLASS_COUNT]);
 
 /* Live requested bytes of a class from its sums: the tracked live
- * requested bytes when `exact`, else the class's live blocks times the mean
- * requested size of its tracked live blocks or, when none of them is
- * tracked, the mean requested size of all its allocations; at most its live
- * usable bytes, exact or not. Pure; safe on any values. */
+ * requested bytes when `exact`, else the class's live usable bytes (exact)
+ * times the ratio of requested to usable bytes of its tracked live blocks,
+ * weighted (seg.h, "Weights"), or, when none of them is tracked, of all its
+ * allocations; at most its live usable bytes, exact or not. Pure; safe on
+ * any values. */
 uint64_t seg_live_req(const struct seg_counters *sum, const struct seg_tracked *t, int exact);
 
 /* The standard error, in bytes, of a class's estimate `est` of its live
- * requested bytes (seg_live_req, not exact): `live` blocks, of which `n`
- * tracked ones request s1 bytes in all and s2 squared. With n >= 2,
- * live * sqrt(s^2 / n * (1 - n / live)), s^2 the sample variance (the
- * tracked blocks are a simple random sample of the live ones); with fewer,
- * the gap from est to the class's live usable bytes, its upper bound.
- * Pure; never fails. */
-double seg_req_stderr(double live, double n, double s1, double s2, uint64_t live_usable,
-                      uint64_t est);
+ * requested bytes (seg_live_req, not exact), a ratio estimator over the
+ * tracked live blocks, each of requested size r, usable size u and weight
+ * w: n of them, wu = sum w u, a = sum w (w - 1) r^2, b = sum w (w - 1) r u,
+ * c = sum w (w - 1) u^2 (the variance of a Poisson sample's weighted sum).
+ * With n < 2, the gap from est to the class's live usable bytes, its upper
+ * bound. Pure; never fails. */
+double seg_req_stderr(uint64_t live_usable, uint64_t est, double n, double wu, double a, double b,
+                      double c);
 
 /* Whether a segment's live requested bytes are exact: sample:1, not a fork
  * child's inherited counts, and no tracked block dropped (read from the

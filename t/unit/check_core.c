@@ -430,7 +430,7 @@ START_TEST(seg_layout_and_validate)
     h.sample = 1;
     /* the documented bound, besides the counter slots: one page per thread
      * beyond the slots, used only while such a thread lives (sparse) */
-    ck_assert_uint_le(h.total_size - (uint64_t)h.ncslots * 4096, 16u << 20);
+    ck_assert_uint_le(h.total_size - (uint64_t)h.ncslots * 4096, 17u << 20);
     ck_assert_uint_eq(h.ncslots + h.nslots, 4096);
     ck_assert_uint_eq(h.off_cslots % 4096, 0);
     /* the history after the counter slots: a day of 10 s points and a week
@@ -492,7 +492,8 @@ START_TEST(seg_layout_and_validate)
 END_TEST
 
 /* The estimate of a class's live requested bytes from its exact counters
- * and its tracked blocks' sums. */
+ * and its tracked blocks' weighted sums: live usable bytes times the
+ * tracked live blocks' ratio of requested to usable bytes. */
 START_TEST(seg_live_req_estimate)
 {
     struct seg_counters k;
@@ -506,48 +507,78 @@ START_TEST(seg_live_req_estimate)
     k.req_bytes = 1000 * 110;
     k.usable_alloc = 1000 * 128;
     k.usable_free = 400 * 128;
-    ck_assert_uint_eq(seg_live_req(&k, &t, 0), 600 * 110);   /* none tracked: all's mean */
+    ck_assert_uint_eq(seg_live_req(&k, &t, 0), 600 * 110);   /* none tracked: all's ratio */
+    /* 5 tracked, 1 freed, each of weight 2.5: weighted bytes */
     t.allocs = 5;
     t.frees = 1;
-    t.req_alloc = 5 * 100;
-    t.req_free = 100;
-    ck_assert_uint_eq(seg_live_req(&k, &t, 0), 600 * 100);   /* the tracked live mean */
+    t.req_alloc = 5 * 250;
+    t.req_free = 250;
+    t.usable_alloc = 5 * 320;
+    t.usable_free = 320;
+    ck_assert_uint_eq(seg_live_req(&k, &t, 0), 600 * 100);   /* the tracked live ratio */
+    t.req_alloc = 4 * 100;
+    t.req_free = 0;
     ck_assert_uint_eq(seg_live_req(&k, &t, 1), 4 * 100);     /* exact: the tracked sum */
-    t.req_alloc = 5 * 200;
-    t.req_free = 200;
+    t.req_alloc = 5 * 500;
+    t.req_free = 500;
     ck_assert_uint_eq(seg_live_req(&k, &t, 0), 600 * 128);   /* never above live usable */
     k.frees = 1000;
     k.usable_free = 1000 * 128;
     ck_assert_uint_eq(seg_live_req(&k, &t, 0), 0);           /* nothing live */
-    /* Huge values do not overflow: live * mean in 128 bits. */
+    /* Huge values do not overflow: live usable * ratio in 128 bits. */
     k.allocs = UINT64_MAX;
     k.frees = 1;
     k.req_bytes = UINT64_MAX;
     k.usable_alloc = UINT64_MAX;
     k.usable_free = 0;
     memset(&t, 0, sizeof t);
-    ck_assert_uint_eq(seg_live_req(&k, &t, 0), UINT64_MAX - 1);
+    ck_assert_uint_eq(seg_live_req(&k, &t, 0), UINT64_MAX);
 }
 END_TEST
 
-/* The estimate's standard error. */
+/* The estimate's standard error: a ratio estimator over a Poisson sample. */
 START_TEST(seg_req_stderr_formula)
 {
-    /* 4 tracked of 100 live, requests 10, 20, 30, 40: s^2 = 500/3. */
-    double s1 = 100, s2 = 100 + 400 + 900 + 1600;
-    double want = 100 * sqrt(500.0 / 3 / 4 * (1 - 4.0 / 100));
-    ck_assert_double_eq_tol(seg_req_stderr(100, 4, s1, s2, 4000, 2500), want, 1e-9);
-    /* Every live block tracked: no sampling error. */
-    ck_assert_double_eq(seg_req_stderr(4, 4, s1, s2, 160, 100), 0);
-    /* All alike: none either. */
-    ck_assert_double_eq(seg_req_stderr(100, 3, 30, 300, 1000, 1000), 0);
+    /* 4 tracked blocks of 128 usable bytes, weight 25 each, requests 10,
+     * 20, 30, 40: R = 25/128 of live usable 12800 (est 2500); z = r - R u =
+     * -15, -5, 5, 15; sum w (w - 1) z^2 = 600 * 500. */
+    double w = 25, ww = w * (w - 1), u = 128;
+    double a = ww * (100 + 400 + 900 + 1600), b = ww * u * 100, c = ww * u * u * 4;
+    double want = 12800.0 / (w * u * 4) * sqrt(ww * 500);
+    ck_assert_double_eq_tol(seg_req_stderr(12800, 2500, 4, w * u * 4, a, b, c), want, 1e-6);
+    /* Weight 1 (every block tracked): no sampling error. */
+    ck_assert_double_eq(seg_req_stderr(512, 100, 4, 512, 0, 0, 0), 0);
+    /* All alike: none either (z = 0). */
+    ck_assert_double_eq_tol(seg_req_stderr(12800, 10000, 4, w * u * 4, ww * 4 * 100 * 100,
+                                           ww * 4 * 100 * u, ww * 4 * u * u), 0, 1e-6);
     /* Fewer than two tracked: the gap to live usable bytes, the bound. */
-    ck_assert_double_eq(seg_req_stderr(100, 1, 10, 100, 1600, 1000), 600);
-    ck_assert_double_eq(seg_req_stderr(100, 0, 0, 0, 1000, 1200), 0);
-    ck_assert_double_eq(seg_req_stderr(0, 5, 10, 100, 0, 0), 0);
+    ck_assert_double_eq(seg_req_stderr(1600, 1000, 1, 128, 0, 0, 0), 600);
+    ck_assert_double_eq(seg_req_stderr(1000, 1200, 0, 0, 0, 0, 0), 0);
+    ck_assert_double_eq(seg_req_stderr(0, 0, 5, 10, 100, 0, 0), 0);
     /* Rounding that leaves a variance a hair below 0 gives 0, not NaN. */
     double big = 1e12;
-    ck_assert(seg_req_stderr(1e6, 3, 3 * big, 3 * big * big, UINT64_MAX, 0) >= 0);
+    ck_assert(seg_req_stderr(UINT64_MAX, 0, 3, big, 3 * big * big, 0, 0) >= 0);
+}
+END_TEST
+
+/* seg_track_p: about 1/N for small blocks, about u/G for blocks far below
+ * G, 1 far above it; every block with sample:1; and its weight 1/p is what
+ * makes a tracked sum unbiased. */
+START_TEST(seg_track_p_shape)
+{
+    ck_assert_double_eq(seg_track_p(1, 1 << 20, 100), 1.0);
+    ck_assert_double_eq_tol(seg_track_p(256, 1 << 20, 0), 1 - exp(-1.0 / 256), 1e-12);
+    ck_assert_double_eq_tol(seg_track_p(256, 1 << 20, 1000), 1 - exp(-(1000 + 4096) / 1048576.0), 1e-12);
+    ck_assert(seg_track_p(256, 1 << 20, 8u << 20) > 0.9996);
+    /* sample_bytes 0: sizes do not count */
+    ck_assert_double_eq_tol(seg_track_p(256, 0, 8u << 20), 1 - exp(-1.0 / 256), 1e-6);
+    /* grows with the size */
+    for (uint64_t u = 1; u < (1ull << 40); u *= 3)
+        ck_assert(seg_track_p(256, 1 << 20, u) <= seg_track_p(256, 1 << 20, u * 3));
+    /* the fixed-point weights round the same at allocation and free */
+    ck_assert_uint_eq(seg_w_count(1.0f), SEG_W_ONE);
+    ck_assert_uint_eq(seg_w_bytes(2.5f, 100), 250);
+    ck_assert(seg_track_weight(0) == 1.0f);   /* a weight never below 1 */
 }
 END_TEST
 
@@ -630,6 +661,7 @@ static Suite *core_suite(void)
     tcase_add_test(z, seg_layout_and_validate);
     tcase_add_test(z, seg_live_req_estimate);
     tcase_add_test(z, seg_req_stderr_formula);
+    tcase_add_test(z, seg_track_p_shape);
     tcase_add_test(z, trace_duration_encoding);
 #ifdef HAVE_ZSTD
     tcase_add_test(z, trace_byte_planes);

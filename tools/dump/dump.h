@@ -17,7 +17,7 @@
  * requires is such a change (2: history, frames' file and line; 3: when
  * the backend's figures and the huge-page RSS were taken, the floor under
  * live bytes), and the reader goes on reading the versions before. */
-#define DUMP_JSON_VERSION 3
+#define DUMP_JSON_VERSION 4
 
 /* Exit codes of shimdump, documented in its man page and README. */
 enum dump_exit {
@@ -42,8 +42,9 @@ struct dump_class {
     uint64_t allocs, frees, reallocs, req_bytes;
     uint64_t live_count, live_usable, live_req;
     uint64_t live_req_err;             /* live_req's standard error; 0 when exact */
-    uint64_t life[LIFEBUCKET_COUNT];   /* tracked blocks freed, by lifetime */
-    uint64_t age[LIFEBUCKET_COUNT];    /* tracked blocks live, by age */
+    uint64_t life[LIFEBUCKET_COUNT];   /* blocks freed, by lifetime: estimated from the
+                                          tracked ones, each weighted (seg.h, "Weights") */
+    uint64_t age[LIFEBUCKET_COUNT];    /* blocks live, by age: estimated likewise */
 };
 
 /* The backend's statistics of a sample (seg.h, struct seg_backend_stats):
@@ -86,8 +87,10 @@ struct dump_tier {
     struct dump_point *points;         /* malloc'ed; NULL when npoints is 0 */
 };
 
-/* Call stacks (stacks:N > 0). Their figures are of tracked blocks only:
- * times the sample rate, estimates of all (exact with sample:1). */
+/* Call stacks (stacks:N > 0). Their figures are estimates of all blocks
+ * from the tracked ones, each weighted (seg.h, "Weights"; exact with
+ * sample:1), with the count of tracked blocks they rest on and their
+ * standard errors. */
 struct dump_obj {
     char path[sizeof ((struct seg_obj *)0)->path];   /* as recorded (may hold any byte) */
     uint64_t bias, lo, hi;
@@ -113,11 +116,14 @@ struct dump_stack {
     uint32_t id;               /* 1 + its entry in the segment's table */
     uint32_t depth;
     size_t frame0;             /* its frames: dump.frames[frame0 .. frame0+depth) */
-    uint64_t allocs, req_bytes, frees;          /* tracked, since start */
-    uint64_t live_count, live_req, live_usable; /* tracked blocks live now */
-    uint64_t life[LIFEBUCKET_COUNT];            /* tracked frees, by lifetime */
-    uint64_t age_count[LIFEBUCKET_COUNT];       /* tracked live blocks, by age */
+    uint64_t allocs, req_bytes, frees;          /* since start */
+    uint64_t live_count, live_req, live_usable; /* live now */
+    uint64_t life[LIFEBUCKET_COUNT];            /* frees, by lifetime */
+    uint64_t age_count[LIFEBUCKET_COUNT];       /* live blocks, by age */
     uint64_t age_req[LIFEBUCKET_COUNT];         /* their requested bytes */
+    uint64_t tracked_allocs, tracked_live;      /* the tracked blocks the estimates rest on */
+    uint64_t live_req_err;                      /* live_req's standard error, bytes */
+    uint64_t age_req_err[LIFEBUCKET_COUNT];     /* age_req's, per bucket (independent) */
 };
 
 struct dump {
@@ -132,6 +138,7 @@ struct dump {
     int backend_id;                    /* enum seg_backend_id */
     int state;                         /* enum dump_state */
     uint32_t sample, interval_ms;
+    uint64_t sample_bytes;             /* seg_header.sample_bytes: 0 off */
     int exact;                         /* live requested bytes exact (sample:1, nothing lost) */
     int inherited;                     /* a fork child's counts, approximate */
     int copy, copy_stale;              /* read from the copy (SEG_F_COPY), which could

@@ -30,6 +30,7 @@
 #include "figures.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,7 @@ static const struct jfield root_fields[] = {
 
 static const struct jfield sampling_fields[] = {
     JF(dump, "sample", JK_U32, sample),
+    JFV(dump, "sample_bytes", JK_U64, sample_bytes, 4),
     /* live_bytes: "exact" or "estimate" (dump.exact) */
     JF(dump, "tracked_dropped", JK_U64, dropped),
     JF(dump, "inherited", JK_BOOL, inherited),
@@ -150,7 +152,10 @@ static const struct jfield stack_fields[] = {
     JF(dump_stack, "live_count", JK_U64, live_count),
     JF(dump_stack, "live_bytes", JK_U64, live_req),
     JF(dump_stack, "live_usable_bytes", JK_U64, live_usable),
-    /* lifetime_hist, age_hist, age_bytes_hist; frames */
+    JFV(dump_stack, "live_bytes_stderr", JK_U64, live_req_err, 4),
+    JFV(dump_stack, "tracked_allocs", JK_U64, tracked_allocs, 4),
+    JFV(dump_stack, "tracked_live", JK_U64, tracked_live, 4),
+    /* lifetime_hist, age_hist, age_bytes_hist, age_bytes_stderr_hist; frames */
 };
 
 static const struct jfield frame_fields[] = {
@@ -244,7 +249,7 @@ static const char *const figures_other[] = { "as_of_ns", "uptime_s", "waterfall"
     "invariants_failed", NULL };
 static const char *const failed_other[] = { "invariant", "detail", NULL };
 static const char *const stack_other[] = { "lifetime_hist", "age_hist", "age_bytes_hist",
-    "frames", NULL };
+    "age_bytes_stderr_hist", "frames", NULL };
 static const char *const frame_other[] = { "object", "offset", "function", "function_offset",
     "file", "line", "note", NULL };
 
@@ -288,8 +293,8 @@ void dump_write_json_schema(FILE *f)
     schema_line(f, "invariants_failed", NULL, 0, failed_other);
     schema_line(f, "stacks_json", sites_fields, NFIELDS(sites_fields), sites_other);
     schema_line(f, "sites", site_fields, NFIELDS(site_fields), site_other);
-    fprintf(f, "lifetime_hist: %s count\nage_hist: %s count\nage_bytes_hist: %s bytes\n",
-            hist_bound, hist_bound, hist_bound);
+    fprintf(f, "lifetime_hist: %s count\nage_hist: %s count\nage_bytes_hist: %s bytes\n"
+            "age_bytes_stderr_hist: %s bytes\n", hist_bound, hist_bound, hist_bound, hist_bound);
 }
 
 /* ---- Writing ---- */
@@ -417,6 +422,8 @@ static void stack_json(FILE *f, const struct dump *d, const struct dump_stack *s
     hist(f, "age_hist", s->age_count);
     fprintf(f, ",\n%s ", indent);
     hist_as(f, "age_bytes_hist", "bytes", s->age_req);
+    fprintf(f, ",\n%s ", indent);
+    hist_as(f, "age_bytes_stderr_hist", "bytes", s->age_req_err);
     fprintf(f, ",\n%s \"frames\": [", indent);
     for (uint32_t i = 0; i < s->depth && s->frame0 + i < d->nframes; i++) {
         const struct dump_frame *fr = &d->frames[s->frame0 + i];
@@ -1196,6 +1203,37 @@ static int jframe(struct jread *r, const struct jv *e, const struct dump *d, str
     return 0;
 }
 
+static uint64_t sat_mul(uint64_t v, uint32_t m)
+{
+    uint64_t r;
+    return __builtin_mul_overflow(v, m ? m : 1, &r) ? UINT64_MAX : r;
+}
+
+/* A stack of a snapshot before format 4, whose figures were of the
+ * tracked blocks, 1 in `sample` allocations alike: made estimates of all,
+ * as format 4 has them, with the error of n alike blocks. */
+static void weigh_old_stack(struct dump_stack *s, uint32_t sample)
+{
+    double m = sample > 1 ? sample : 1;
+    s->tracked_allocs = s->allocs;
+    s->tracked_live = s->live_count;
+    double rel = s->live_count ? sqrt((1 - 1 / m) / (double)s->live_count) : 0;
+    s->allocs = sat_mul(s->allocs, sample);
+    s->req_bytes = sat_mul(s->req_bytes, sample);
+    s->frees = sat_mul(s->frees, sample);
+    s->live_count = sat_mul(s->live_count, sample);
+    s->live_req = sat_mul(s->live_req, sample);
+    s->live_usable = sat_mul(s->live_usable, sample);
+    s->live_req_err = (uint64_t)((double)s->live_req * rel + 0.5);
+    for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++) {
+        double rb = s->age_count[b] ? sqrt((1 - 1 / m) / (double)s->age_count[b]) : 0;
+        s->life[b] = sat_mul(s->life[b], sample);
+        s->age_count[b] = sat_mul(s->age_count[b], sample);
+        s->age_req[b] = sat_mul(s->age_req[b], sample);
+        s->age_req_err[b] = (uint64_t)((double)s->age_req[b] * rb + 0.5);
+    }
+}
+
 /* call_stacks: objects, stacks and their (named) frames. */
 static int jstacks(struct jread *r, const struct jv *cs, struct dump *d)
 {
@@ -1261,6 +1299,10 @@ static int jstacks(struct jread *r, const struct jv *cs, struct dump *d)
         jhist_as(r, o, "lifetime_hist", "count", s->life);
         jhist_as(r, o, "age_hist", "count", s->age_count);
         jhist_as(r, o, "age_bytes_hist", "bytes", s->age_req);
+        if (r->version >= 4)
+            jhist_as(r, o, "age_bytes_stderr_hist", "bytes", s->age_req_err);
+        else
+            weigh_old_stack(s, d->sample);
         s->frame0 = d->nframes;
         if (!fr)
             continue;
@@ -1332,6 +1374,11 @@ static int jroot(struct jread *r, const struct jv *root, struct dump *d)
             jfields_read(r, o, count_fields, NFIELDS(count_fields), k);
             jhist_as(r, o, "lifetime_hist", "count", k->life);
             jhist_as(r, o, "age_hist", "count", k->age);
+            /* before format 4: tracked blocks, 1 in `sample` */
+            for (unsigned b = 0; b < LIFEBUCKET_COUNT && r->version < 4; b++) {
+                k->life[b] = sat_mul(k->life[b], d->sample);
+                k->age[b] = sat_mul(k->age[b], d->sample);
+            }
         }
     }
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++)

@@ -314,30 +314,61 @@ static void scan_track(const void *base, const struct seg_header *h,
     }
 }
 
+/* A weighted count in fixed point (SEG_W_ONE a block), as blocks. */
+static uint64_t w_blocks(uint64_t fixed)
+{
+    return (fixed >> SEG_W_SHIFT) + ((fixed >> (SEG_W_SHIFT - 1)) & 1);
+}
+
+/* The variances of a stack's estimates, summed while the table is scanned
+ * (struct dump_stack keeps their roots). */
+struct stack_var {
+    double live, age[LIFEBUCKET_COUNT];
+};
+
 struct stack_scan {
     struct dump *d;
     const uint32_t *index;     /* stack id -> dump.stacks index + 1, 0 none */
     uint32_t cap;
     uint64_t now;
+    struct stack_var *var;     /* per dump.stacks entry */
+    uint64_t nostack_fixed;    /* the blocks without a stack, fixed point */
 };
 
+/* A tracked live block into its stack's estimates: its weight w times it,
+ * and w (w - 1) times its square into their variances (a Poisson sample's
+ * weighted sum). The counts are summed in fixed point (SEG_W_ONE a block)
+ * and made blocks once the scan is done. */
 static void stack_add_block(const struct seg_track *e, void *arg)
 {
     struct stack_scan *sc = arg;
     uint32_t id = __atomic_load_n(&e->stack, __ATOMIC_RELAXED);
     uint64_t req = ld(&e->req), usable = ld(&e->usable), t = ld(&e->alloc_ns);
+    float w = seg_track_weight(__atomic_load_n(&e->weight, __ATOMIC_RELAXED));
+    uint64_t wreq = seg_w_bytes(w, req);
     if (id == 0 || id > sc->cap || sc->index[id] == 0) {
-        sc->d->nostack_live_count++;
-        sc->d->nostack_live_req = add_sat(sc->d->nostack_live_req, req);
+        sc->nostack_fixed = add_sat(sc->nostack_fixed, seg_w_count(w));
+        sc->d->nostack_live_req = add_sat(sc->d->nostack_live_req, wreq);
         return;
     }
-    struct dump_stack *s = &sc->d->stacks[sc->index[id] - 1];
+    size_t i = sc->index[id] - 1;
+    struct dump_stack *s = &sc->d->stacks[i];
     unsigned b = lifebucket_of(sc->now > t ? sc->now - t : 0);
-    s->live_count++;
-    s->live_req = add_sat(s->live_req, req);
-    s->live_usable = add_sat(s->live_usable, usable);
-    s->age_count[b]++;
-    s->age_req[b] = add_sat(s->age_req[b], req);
+    double v = (double)w * ((double)w - 1) * (double)req * (double)req;
+    s->tracked_live++;
+    s->live_count = add_sat(s->live_count, seg_w_count(w));
+    s->live_req = add_sat(s->live_req, wreq);
+    s->live_usable = add_sat(s->live_usable, seg_w_bytes(w, usable));
+    s->age_count[b] = add_sat(s->age_count[b], seg_w_count(w));
+    s->age_req[b] = add_sat(s->age_req[b], wreq);
+    sc->var[i].live += v;
+    sc->var[i].age[b] += v;
+}
+
+static uint64_t root(double v)
+{
+    double r = sqrt(v > 0 ? v : 0) + 0.5;
+    return r < 1.8e19 ? (uint64_t)r : UINT64_MAX;
 }
 
 /* The standard error of each class's estimate of live requested bytes
@@ -345,17 +376,21 @@ static void stack_add_block(const struct seg_track *e, void *arg)
  * is the root of the sum of the squares (the classes' samples are
  * independent). */
 struct err_scan {
-    double n[SIZECLASS_COUNT], s1[SIZECLASS_COUNT], s2[SIZECLASS_COUNT];
+    double n[SIZECLASS_COUNT], wu[SIZECLASS_COUNT];
+    double a[SIZECLASS_COUNT], b[SIZECLASS_COUNT], c[SIZECLASS_COUNT];
 };
 
 static void err_add_block(const struct seg_track *e, void *arg)
 {
     struct err_scan *es = arg;
+    double u = (double)ld(&e->usable), r = (double)ld(&e->req);
+    double w = seg_track_weight(__atomic_load_n(&e->weight, __ATOMIC_RELAXED)), ww = w * (w - 1);
     unsigned c = sizeclass_of((size_t)ld(&e->usable));
-    double r = (double)ld(&e->req);
     es->n[c] += 1;
-    es->s1[c] += r;
-    es->s2[c] += r * r;
+    es->wu[c] += w * u;
+    es->a[c] += ww * r * r;
+    es->b[c] += ww * r * u;
+    es->c[c] += ww * u * u;
 }
 
 static void estimate_errors(struct dump *d, const void *base, const struct seg_header *h)
@@ -371,8 +406,8 @@ static void estimate_errors(struct dump *d, const void *base, const struct seg_h
         struct dump_class *k = &d->cls[c];
         if (k->live_count == 0)
             continue;
-        double e = seg_req_stderr((double)k->live_count, es.n[c], es.s1[c], es.s2[c],
-                                  k->live_usable, k->live_req);
+        double e = seg_req_stderr(k->live_usable, k->live_req, es.n[c], es.wu[c], es.a[c],
+                                  es.b[c], es.c[c]);
         k->live_req_err = e < 1.8e19 ? (uint64_t)(e + 0.5) : UINT64_MAX;
         total += e * e;
     }
@@ -481,11 +516,12 @@ static void read_stacks(struct dump *d, const void *base, const struct seg_heade
             f->addr = ld(&fr[j]);
             f->obj = -1;
         }
-        s->allocs = ld(&e->allocs);
+        s->tracked_allocs = ld(&e->allocs);
+        s->allocs = w_blocks(ld(&e->w_allocs));
         s->req_bytes = ld(&e->req_bytes);
-        s->frees = ld(&e->frees);
+        s->frees = w_blocks(ld(&e->w_frees));
         for (unsigned k = 0; k < LIFEBUCKET_COUNT; k++)
-            s->life[k] = ld(&e->lifetime[k]);
+            s->life[k] = w_blocks(ld(&e->lifetime[k]));
         /* A duplicate of an earlier entry (same hash, same frames) folds
          * into it; `seen` maps hashes to stacks, open addressing. */
         uint64_t hash = ld(&e->hash);
@@ -502,6 +538,7 @@ static void read_stacks(struct dump *d, const void *base, const struct seg_heade
         if (same != d->nstacks) {
             struct dump_stack *t = &d->stacks[same];
             t->allocs = add_sat(t->allocs, s->allocs);
+            t->tracked_allocs = add_sat(t->tracked_allocs, s->tracked_allocs);
             t->req_bytes = add_sat(t->req_bytes, s->req_bytes);
             t->frees = add_sat(t->frees, s->frees);
             for (unsigned k = 0; k < LIFEBUCKET_COUNT; k++)
@@ -517,14 +554,29 @@ static void read_stacks(struct dump *d, const void *base, const struct seg_heade
     /* Ages up to now for a live process (the table's clock is
      * CLOCK_MONOTONIC); for one that is gone, or a copied file, up to its
      * sampler's last pass, or else its start. */
-    struct stack_scan sc = { d, index, h->stacks_cap, 0 };
+    struct stack_scan sc = { d, index, h->stacks_cap, 0, NULL, 0 };
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     sc.now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     if (state != DS_ALIVE)
         sc.now = ages_at ? ages_at : h->start_mono_ns;
     d->ages_at_ns = sc.now;
+    if (!(sc.var = calloc(d->nstacks ? d->nstacks : 1, sizeof *sc.var))) {
+        scratch_free();
+        return;
+    }
     scan_track(base, h, stack_add_block, &sc);
+    d->nostack_live_count = w_blocks(sc.nostack_fixed);
+    for (size_t i = 0; i < d->nstacks; i++) {
+        struct dump_stack *s = &d->stacks[i];
+        s->live_count = w_blocks(s->live_count);
+        s->live_req_err = root(sc.var[i].live);
+        for (unsigned k = 0; k < LIFEBUCKET_COUNT; k++) {
+            s->age_count[k] = w_blocks(s->age_count[k]);
+            s->age_req_err[k] = root(sc.var[i].age[k]);
+        }
+    }
+    free(sc.var);
     scratch_free();
 }
 
@@ -580,6 +632,7 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
     dump_clean_text(d->config, sizeof d->config, h.config, sizeof h.config);
     d->backend_id = (int)h.backend;
     d->sample = h.sample;
+    d->sample_bytes = h.sample_bytes;
     d->interval_ms = h.interval_ms;
     d->start_ns = h.start_ns;
     d->heartbeat_ns = ld(&file->heartbeat_ns);
@@ -618,8 +671,8 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
         k->live_usable = sub_sat(sum[c].usable_alloc, sum[c].usable_free, &d->counts_ok);
         k->live_req = k->live_count ? seg_live_req(&sum[c], &t, d->exact) : 0;
         for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++) {
-            k->life[b] = t.lifetime[b];
-            k->age[b] = ages.count[c][b];
+            k->life[b] = w_blocks(t.lifetime[b]);
+            k->age[b] = w_blocks(ages.count[c][b]);
         }
     }
     for (unsigned c = 0; c < SIZECLASS_COUNT; c++) {

@@ -227,16 +227,17 @@ static void counts_grow(struct ctx *c)
     }
 }
 
-/* The tracked live blocks are live blocks: their usable bytes (not scaled:
- * the estimate's error is statistical, and stated where it is shown) are
- * at most the live usable bytes while the snapshot was read, but for a
- * block per thread whose free was counted and whose entry was not yet
- * removed (SEG_INFLIGHT_BYTES each). */
+/* With every block tracked (sample:1, each of weight 1), the stacks' live
+ * blocks are live blocks: their usable bytes are at most the live usable
+ * bytes while the snapshot was read, but for a block per thread whose free
+ * was counted and whose entry was not yet removed (SEG_INFLIGHT_BYTES
+ * each). Sampled, they are estimates, whose error is statistical and
+ * stated where it is shown. */
 static void sites_le_live(struct ctx *c)
 {
     const struct dump *d = c->d;
     uint64_t usable = 0;
-    if (!d->live_usable_hi || !d->nstacks || !counts_exact(d))
+    if (!d->live_usable_hi || !d->nstacks || !counts_exact(d) || d->sample != 1)
         return;
     for (size_t i = 0; i < d->nstacks; i++)
         usable += d->stacks[i].live_usable;

@@ -92,23 +92,6 @@ char *fig_backend_release(const struct dump *d, char *dst, size_t cap)
     return dst;
 }
 
-/* ---- Estimates ---- */
-
-double fig_est(const struct dump *d, uint64_t tracked)
-{
-    return (double)tracked * (d->sample ? d->sample : 1);
-}
-
-double fig_est_err(const struct dump *d, double est, uint64_t n)
-{
-    double rate = d->sample ? d->sample : 1;
-    if (rate <= 1 || est <= 0)
-        return 0;
-    if (n == 0)
-        return est;
-    return est * sqrt((1 - 1 / rate) / (double)n);
-}
-
 /* ---- The waterfall ---- */
 
 static double ratio(uint64_t a, uint64_t b)
@@ -200,7 +183,7 @@ static double class_key(const struct dump *d, unsigned c, enum fig_class_key key
     case FK_AGE:
         for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++)
             s += (double)(key == FK_LIFE ? k->life[b] : k->age[b]);
-        return s * (d->sample ? d->sample : 1);
+        return s;
     }
     return 0;
 }
@@ -244,8 +227,8 @@ void fig_class_of(const struct dump *d, unsigned c, struct fig_class *out)
     memset(out, 0, sizeof *out);
     out->waste = k->live_usable && k->live_req < k->live_usable ? 1.0 - ratio(k->live_req, k->live_usable) : 0;
     for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++) {
-        out->life[b] = fig_est(d, k->life[b]);
-        out->age[b] = fig_est(d, k->age[b]);
+        out->life[b] = (double)k->life[b];
+        out->age[b] = (double)k->age[b];
         out->life_all += out->life[b];
         out->age_all += out->age[b];
     }
@@ -268,33 +251,35 @@ int fig_median_bucket(const uint64_t *v)
 
 const char *const fig_rank_key[FR_COUNT] = { "by_live_bytes", "by_long_lived_bytes", "by_alloc_rate" };
 
-/* The tracked live blocks of stack s older than bucket b, and their bytes. */
-static void older(const struct dump_stack *s, unsigned b, uint64_t *n, uint64_t *bytes)
+/* The live blocks of stack s older than bucket b: their requested bytes
+ * and that estimate's standard error (the buckets' are independent). */
+static void older(const struct dump_stack *s, unsigned b, uint64_t *bytes, double *err)
 {
-    *n = *bytes = 0;
+    double var = 0;
+    *bytes = 0;
     for (unsigned i = b + 1; i < LIFEBUCKET_COUNT; i++) {
-        *n += s->age_count[i];
         *bytes += s->age_req[i];
+        var += (double)s->age_req_err[i] * (double)s->age_req_err[i];
     }
+    *err = sqrt(var);
 }
 
 void fig_site_of(const struct dump *d, size_t index, unsigned long_bucket, struct fig_site *o)
 {
     const struct dump_stack *s = &d->stacks[index];
     double up = fig_uptime_s(d);
-    uint64_t on, ob;
+    uint64_t ob;
     memset(o, 0, sizeof *o);
     o->index = index;
     o->s = s;
-    older(s, long_bucket, &on, &ob);
-    o->live_bytes = fig_est(d, s->live_req);
-    o->live_bytes_err = fig_est_err(d, o->live_bytes, s->live_count);
-    o->long_bytes = fig_est(d, ob);
-    o->long_bytes_err = fig_est_err(d, o->long_bytes, on);
-    o->live_blocks = fig_est(d, s->live_count);
-    o->allocs = fig_est(d, s->allocs);
+    older(s, long_bucket, &ob, &o->long_bytes_err);
+    o->live_bytes = (double)s->live_req;
+    o->live_bytes_err = (double)s->live_req_err;
+    o->long_bytes = (double)ob;
+    o->live_blocks = (double)s->live_count;
+    o->allocs = (double)s->allocs;
     o->allocs_per_s = up > 0 ? o->allocs / up : 0;
-    o->bytes_per_s = up > 0 ? fig_est(d, s->req_bytes) / up : 0;
+    o->bytes_per_s = up > 0 ? (double)s->req_bytes / up : 0;
     o->avg_live = s->live_count ? s->live_req / s->live_count : 0;
     o->avg_alloc = s->allocs ? s->req_bytes / s->allocs : 0;
     o->age_median = fig_median_bucket(s->age_count);
@@ -303,10 +288,11 @@ void fig_site_of(const struct dump *d, size_t index, unsigned long_bucket, struc
 
 static uint64_t rank_key(const struct dump_stack *s, enum fig_rank r, unsigned long_bucket)
 {
-    uint64_t n, b;
+    uint64_t b;
+    double err;
     switch (r) {
     case FR_LIVE: return s->live_req;
-    case FR_LONG: older(s, long_bucket, &n, &b); return b;
+    case FR_LONG: older(s, long_bucket, &b, &err); return b;
     default: return s->allocs;
     }
 }

@@ -11,9 +11,10 @@
  * shown with its age once that is over FIG_STALE_INTERVALS intervals.
  *
  * Estimates. Figures of tracked blocks (lifetimes, ages, call sites) are
- * estimates of all blocks: each allocation is tracked with probability
- * 1/sample, independently, so a tracked total times `sample` is unbiased,
- * with the standard error fig_est_err gives. */
+ * estimates of all blocks: each block is tracked with a probability p that
+ * grows with its size (seg_track_p), independently, and counts for 1/p of
+ * them (seg.h, "Weights"), so each total is unbiased; the dump carries
+ * them, already weighted, with their standard errors. */
 #ifndef MALLOCSHIM_FIGURES_H
 #define MALLOCSHIM_FIGURES_H
 
@@ -70,15 +71,6 @@ void fig_alloc_of(const struct dump *d, const struct dump_sample *s, struct fig_
 /* The backend's release, from its version ("5.3.0" of jemalloc's
  * "5.3.0-0-g54eaed1d8b..."): written to dst[cap], returned. */
 char *fig_backend_release(const struct dump *d, char *dst, size_t cap);
-
-/* ---- Estimates of tracked blocks ---- */
-
-/* A count or total of tracked blocks, as an estimate of all blocks. */
-double fig_est(const struct dump *d, uint64_t tracked);
-
-/* The standard error of est, an estimate made of n tracked blocks (taking
- * their sizes as alike: a floor where they differ); 0 with sample:1. */
-double fig_est_err(const struct dump *d, double est, uint64_t n);
 
 /* ---- The waterfall ---- */
 
