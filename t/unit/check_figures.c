@@ -289,6 +289,51 @@ START_TEST(coarse_whole_life)
 }
 END_TEST
 
+/* (6) A fork child: its segment goes on from its parent's copy, so its
+ * tiers begin with the parent's points, from before its start. They are
+ * left out (drawn at its start they made one column of the parent's whole
+ * life, a band up to its peak), and the series, which reaches back past
+ * the start, holds the child's whole life however much it dropped: the
+ * coarse point that spans the fork is not drawn either. */
+START_TEST(fork_child)
+{
+    struct dump *d = new_dump();
+    struct fig_history h;
+    struct dump_point *q;
+    fine_tier(d, 6);                 /* T0 .. T0 + 50 ms, seeds 1..6, dropped 7 */
+    d->start_ns = T0 + 25 * MS;      /* forked between the third and the fourth */
+    d->inherited = 1;
+    q = tier(d, 1, 3, 50);
+    mk(&q[0], T0 - 50 * MS, 70, 5);  /* the parent's */
+    mk(&q[1], T0, 71, 5);            /* the parent's, ending at the series' first */
+    mk(&q[2], T0 + 50 * MS, 72, 5);  /* spans the fork: the parent's samples and ours */
+    d->tiers[1].dropped = 30;
+    ck_assert_int_eq(fig_history(d, &h), 0);
+    ck_assert_uint_eq(h.nfine, 3);
+    ck_assert_uint_eq(h.npts, 3);
+    for (size_t i = 0; i < 3; i++)
+        check_pt(&h.pts[i], T0 + (3 + i) * 10 * MS, 4 + i, 1);
+    free(h.pts);
+
+    /* with no tiers, the series alone: the same cut */
+    free(d->tiers[0].points);
+    free(d->tiers[1].points);
+    memset(d->tiers, 0, sizeof d->tiers);
+    d->ntiers = 0;
+    d->nseries = 4;
+    d->series = calloc(4, sizeof *d->series);
+    ck_assert_ptr_nonnull(d->series);
+    for (size_t i = 0; i < 4; i++)
+        d->series[i].t_ns = T0 + i * 10 * MS;
+    ck_assert_int_eq(fig_history(d, &h), 0);
+    ck_assert_uint_eq(h.npts, 1);
+    ck_assert_uint_eq(h.nfine, 1);
+    ck_assert_uint_eq(h.pts[0].t_ns, T0 + 30 * MS);
+    free(h.pts);
+    free_dump(d);
+}
+END_TEST
+
 START_TEST(three_tiers)
 {
     struct dump *d = new_dump();
@@ -711,6 +756,7 @@ static Suite *figures_suite(void)
     tcase_add_test(m, coarse_after_dropped);
     tcase_add_test(m, coarse_whole_life);
     tcase_add_test(m, three_tiers);
+    tcase_add_test(m, fork_child);
     tcase_add_test(f, waterfall_and_ages);
     tcase_add_test(f, allocators);
     tcase_add_test(f, classes_sites_diff);

@@ -200,8 +200,10 @@ struct fig_history {
  * samples * d->interval_ms) reaches into the finer tiers is kept too,
  * placed just before them (t_ns one less than their first) with the values
  * of the first finer point and its own extremes: they cover samples that
- * no finer point holds. Returns 0, or ENOMEM with no points. The caller
- * frees h->pts. */
+ * no finer point holds. Points that end before d->start_ns (a fork
+ * child's copy of its parent's history) are left out, and a tier that has
+ * any holds the child's whole life. Returns 0, or ENOMEM with no points.
+ * The caller frees h->pts. */
 int fig_history(const struct dump *d, struct fig_history *h);
 
 /* The points of h from index `from` binned into ncols columns of equal

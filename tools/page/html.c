@@ -614,6 +614,13 @@ static void time_scale(const struct input *in, size_t n, int fine, double p0, do
     x->p1 = p1;
 }
 
+/* Whether d's peak RSS is of its own life: a fork child's segment keeps
+ * its parent's peak, from before the child's start, until it passes it. */
+static int peak_in_life(const struct dump *d)
+{
+    return d->peak_rss && d->peak_rss_ns >= d->start_ns;
+}
+
 /* The highest RSS or live bytes of the history (and the peak RSS). */
 static uint64_t history_max(const struct input *in, size_t n, int fine)
 {
@@ -626,7 +633,7 @@ static uint64_t history_max(const struct input *in, size_t n, int fine)
             if (p->live_max > m)
                 m = p->live_max;
         }
-        if (!fine && in[i].d->peak_rss > m)
+        if (!fine && peak_in_life(in[i].d) && in[i].d->peak_rss > m)
             m = in[i].d->peak_rss;
     }
     return m;
@@ -725,7 +732,7 @@ static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
     for (size_t i = 0; i < n && !fine; i++) {
         const struct dump *d = in[i].d;
         double px = htmlfmt_at(&x, since_start(d, d->peak_rss_ns));
-        if (!d->peak_rss || px < x.p0 - 0.5 || px > x.p1 + 0.5)
+        if (!peak_in_life(d) || px < x.p0 - 0.5 || px > x.p1 + 0.5)
             continue;
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#fff\" stroke=\"%s\" "
                    "stroke-width=\"2\"><title>",
