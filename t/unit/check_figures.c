@@ -593,6 +593,40 @@ START_TEST(classes_sites_diff)
 }
 END_TEST
 
+/* A median's bucket bound is shown no later than the uptime: a process up
+ * 4.5 min has no block older, so not "<=18m"; a fork child's blocks from
+ * its parent can be, so its bounds are the buckets' own. */
+START_TEST(bucket_bounds)
+{
+    struct dump *d = healthy();
+    char b[64];
+    int clamped;
+    unsigned b18m = lifebucket_of(17 * 60 * S);   /* <= 17.9 min */
+    d->snap_ns = T0 + 270 * S;                     /* up 4.5 min */
+    ck_assert_str_eq(figfmt_bucket(b, sizeof b, (int)b18m, FF_TERSE), "<=18m");
+    uint64_t le = fig_bucket_le_ns(d, (int)b18m, &clamped);
+    ck_assert_int_eq(clamped, 1);
+    ck_assert_uint_eq(le, 270 * S);
+    ck_assert_str_eq(figfmt_le(b, sizeof b, le, FF_TERSE), "<=4.5m");
+    ck_assert_str_eq(figfmt_le(b, sizeof b, le, FF_WORDS), "4.5 min");
+    /* the last bucket, unbounded, bounded by the uptime too */
+    ck_assert_uint_eq(fig_bucket_le_ns(d, LIFEBUCKET_LAST, &clamped), 270 * S);
+    ck_assert_int_eq(clamped, 1);
+    /* a bucket that ends before the uptime: its own bound */
+    ck_assert_uint_eq(fig_bucket_le_ns(d, 10, &clamped), lifebucket_max_ns(10));
+    ck_assert_int_eq(clamped, 0);
+    /* a fork child's */
+    d->inherited = 1;
+    ck_assert_uint_eq(fig_bucket_le_ns(d, (int)b18m, &clamped), lifebucket_max_ns(b18m));
+    ck_assert_int_eq(clamped, 0);
+    free_healthy(d);
+    /* rounded up, never down: 57.3 s is "<=58s", 59.5 s "<=1m" */
+    ck_assert_str_eq(figfmt_le(b, sizeof b, 57300 * MS, FF_TERSE), "<=58s");
+    ck_assert_str_eq(figfmt_le(b, sizeof b, 59500 * MS, FF_TERSE), "<=1m");
+    ck_assert_str_eq(figfmt_le(b, sizeof b, 59500 * MS, FF_WORDS), "1 min");
+}
+END_TEST
+
 START_TEST(amounts)
 {
     char b[64];
@@ -761,6 +795,7 @@ static Suite *figures_suite(void)
     tcase_add_test(f, allocators);
     tcase_add_test(f, classes_sites_diff);
     tcase_add_test(f, amounts);
+    tcase_add_test(f, bucket_bounds);
     tcase_add_test(f, bins);
     tcase_add_test(f, invariants);
     suite_add_tcase(s, m);

@@ -264,6 +264,16 @@ int fig_median_bucket(const uint64_t *v)
     return LIFEBUCKET_LAST;
 }
 
+uint64_t fig_bucket_le_ns(const struct dump *d, int b, int *clamped)
+{
+    uint64_t le = lifebucket_max_ns(b < 0 ? 0 : (unsigned)b);
+    uint64_t up = (uint64_t)(fig_uptime_s(d) * 1e9);
+    int c = !d->inherited && up > 0 && up < le;
+    if (clamped)
+        *clamped = c;
+    return c ? up : le;
+}
+
 /* ---- Call sites ---- */
 
 const char *const fig_rank_key[FR_COUNT] = { "by_live_bytes", "by_long_lived_bytes", "by_alloc_rate" };

@@ -130,6 +130,13 @@ void fig_class_of(const struct dump *d, unsigned c, struct fig_class *out);
  * when v is all 0. */
 int fig_median_bucket(const uint64_t *v);
 
+/* The upper bound to show of lifetime or age bucket b (>= 0) of d's
+ * blocks, in ns: the bucket's, but no more than d's uptime, which no block
+ * of the process outlives (a fork child's blocks from its parent can: not
+ * clamped); UINT64_MAX for the last bucket where unbounded. *clamped (when
+ * not NULL) says whether the uptime bounds it. */
+uint64_t fig_bucket_le_ns(const struct dump *d, int b, int *clamped);
+
 /* ---- Call sites ---- */
 
 enum fig_rank { FR_LIVE, FR_LONG, FR_RATE, FR_COUNT };

@@ -1294,7 +1294,8 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
         for (size_t k = 0; k < cnt[i]; k++) {
             const struct fig_site *x = &site[i][k];
             const struct dump_stack *s = x->s;
-            int med = x->age_median;
+            int med = x->age_median, clamped = 0;
+            uint64_t le = med >= 0 ? fig_bucket_le_ns(d, med, &clamped) : 0;
             fprintf(f, "<tr data-stack=\"%u\" data-live-bytes=\"%.0f\" data-tracked-live-bytes=\"%llu\">"
                        "<td class=\"n\">%zu</td><td class=\"n\">%s<span class=\"bar\" style=\"width:%.1fpx;"
                        "background:%s\"></span></td>",
@@ -1305,8 +1306,9 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
                        "<td class=\"n\">%s</td><td class=\"l\"><ol class=\"frames\">\n",
                     figfmt_bytes(b, sizeof b, (uint64_t)x->long_bytes),
                     figfmt_count(c, sizeof c, x->live_blocks),
-                    med < 0 ? "-" : med == LIFEBUCKET_LAST ? "" : "\u2264",
-                    med < 0 ? "" : figfmt_bucket(e, sizeof e, med, FF_WORDS),
+                    med < 0 ? "-" : med == LIFEBUCKET_LAST && !clamped ? "" : "\u2264",
+                    med < 0 ? "" : clamped ? figfmt_le(e, sizeof e, le, FF_WORDS)
+                                           : figfmt_bucket(e, sizeof e, med, FF_WORDS),
                     figfmt_count(a, sizeof a, x->allocs));
             for (uint32_t j = 0; j < s->depth && s->frame0 + j < d->nframes; j++) {
                 if ((int)j == nframes)
