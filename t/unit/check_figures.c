@@ -627,6 +627,32 @@ START_TEST(bucket_bounds)
 }
 END_TEST
 
+/* A standard error that rounds to nothing is not shown as none: "<0.1%",
+ * not "+/-0.0%" (issue 36); in the view's and JSON's label and in the
+ * page's words. */
+START_TEST(small_errors)
+{
+    struct dump *d = healthy();
+    struct fig_step st[FS_COUNT];
+    char b[64];
+    ck_assert_str_eq(figfmt_err(b, sizeof b, 3, 10000, FF_TERSE), "+/-<0.1%");
+    ck_assert_str_eq(figfmt_err(b, sizeof b, 3, 10000, FF_WORDS), "\u00b1<0.1%");
+    ck_assert_str_eq(figfmt_err(b, sizeof b, 5, 10000, FF_TERSE), "+/-0.1%");
+    ck_assert_str_eq(figfmt_err(b, sizeof b, 34, 1000, FF_TERSE), "+/-3.4%");
+    ck_assert_str_eq(figfmt_err(b, sizeof b, 123, 1000, FF_TERSE), "+/-12%");
+    ck_assert_str_eq(figfmt_err(b, sizeof b, 0, 1000, FF_TERSE), "");
+    ck_assert_str_eq(figfmt_err(b, sizeof b, 5, 0, FF_TERSE), "");
+    d->exact = 0;
+    d->total.live_req_err = d->total.live_req / 5000 + 1;   /* 0.02% */
+    fig_waterfall(d, st);
+    ck_assert_str_eq(st[FS_REQ].label, "live requested (estimate +/-<0.1%)");
+    d->total.live_req_err = d->total.live_req / 40;         /* 2.5% */
+    fig_waterfall(d, st);
+    ck_assert_str_eq(st[FS_REQ].label, "live requested (estimate +/-2.5%)");
+    free_healthy(d);
+}
+END_TEST
+
 START_TEST(amounts)
 {
     char b[64];
@@ -795,6 +821,7 @@ static Suite *figures_suite(void)
     tcase_add_test(f, allocators);
     tcase_add_test(f, classes_sites_diff);
     tcase_add_test(f, amounts);
+    tcase_add_test(f, small_errors);
     tcase_add_test(f, bucket_bounds);
     tcase_add_test(f, bins);
     tcase_add_test(f, invariants);

@@ -167,3 +167,16 @@ char *figfmt_class(char *dst, size_t cap, unsigned c, enum figfmt_style st)
     }
     return dst;
 }
+
+char *figfmt_err(char *dst, size_t cap, double err, double v, enum figfmt_style st)
+{
+    const char *pm = st == FF_WORDS ? "\u00b1" : "+/-";
+    double pct = v > 0 && err > 0 ? 100.0 * err / v : 0;
+    if (!(pct > 0))
+        snprintf(dst, cap, "%s", "");
+    else if (pct < 0.05)   /* "0.0%" would say there is none */
+        snprintf(dst, cap, "%s<0.1%%", pm);
+    else
+        snprintf(dst, cap, pct < 9.95 ? "%s%.1f%%" : "%s%.0f%%", pm, pct);
+    return dst;
+}

@@ -150,8 +150,8 @@ void fig_waterfall(const struct dump *d, struct fig_step st[FS_COUNT])
     } else {
         st[FS_REQ].err = t->live_req_err;
         if (t->live_req && t->live_req_err)
-            snprintf(st[FS_REQ].label, sizeof st[FS_REQ].label, "live requested (estimate +/-%.1f%%)",
-                     100.0 * ratio(t->live_req_err, t->live_req));
+            snprintf(st[FS_REQ].label, sizeof st[FS_REQ].label, "live requested (estimate %s)",
+                     figfmt_err(b, sizeof b, (double)t->live_req_err, (double)t->live_req, FF_TERSE));
         else
             snprintf(st[FS_REQ].label, sizeof st[FS_REQ].label, "live requested (estimate)");
     }

@@ -497,6 +497,9 @@ static void waterfall(FILE *f, const struct input *in, size_t n)
             fprintf(f, ">%s", figfmt_bytes(a, sizeof a, v));
             if (in[i].st[FS_REQ].v)
                 fprintf(f, " <span class=\"note\">(%.2f\u00d7)</span>", st->ratio);
+            if (k == FS_REQ && st->err)
+                fprintf(f, " <span class=\"note\">%s</span>",
+                        figfmt_err(b, sizeof b, (double)st->err, (double)st->v, FF_WORDS));
             if (st->age.stale)
                 fprintf(f, " <span class=\"warn\">taken %s ago</span>",
                         figfmt_dur(b, sizeof b, st->age.ns, FF_WORDS));
