@@ -81,7 +81,7 @@ PROM_RE='^(# (HELP|TYPE) [a-z_]+ .+|[a-z_]+\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\
 for b in $(backends); do
     d="$TMP/$b"
     mkdir -p "$d/shm"
-    env MALLOCSHIM_CONF="backend:$b,shm_dir:$d/shm,sample:1" LD_PRELOAD="$SHIM" \
+    env MALLOCSHIM_CONF="backend:$b,shm_dir:$d/shm,sample:1,name:db" LD_PRELOAD="$SHIM" \
         "$T/holder" "$d" >"$d/out" 2>"$d/err" &
     pid=$!
     wait_for "$d/base"
@@ -131,10 +131,11 @@ for b in $(backends); do
     fi
     check "$SD" --dir "$d/shm" --prometheus "$pid" &&
         [ -z "$(grep -Ev "$PROM_RE" "$TMP/out")" ] &&
-        grep -q "^mallocshim_up{pid=\"$pid\",comm=\"holder\",backend=\"$b\"} 1$" "$TMP/out" &&
+        grep -q "^mallocshim_up{pid=\"$pid\",comm=\"holder\",backend=\"$b\",name=\"db\"} 1$" "$TMP/out" &&
+        [ "$(grep -c '^mallocshim_[a-z_]*{' "$TMP/out")" -eq "$(grep -c ",name=\"db\"" "$TMP/out")" ] &&
         grep -q "^mallocshim_live_bytes_exact{.*} 1$" "$TMP/out" &&
         ! grep -q ',le="' "$TMP/out"
-    ok $? "$b: --prometheus is valid exposition text, with no le label outside a histogram"
+    ok $? "$b: --prometheus is valid exposition text, every series labelled with comm and the config's name, no le label outside a histogram"
     # Prometheus's own linter (Debian's prometheus package), where installed.
     if command -v promtool >/dev/null; then
         promtool check metrics <"$TMP/out" >"$TMP/lint" 2>&1
@@ -210,7 +211,7 @@ for b in $(backends); do
     # The view and --prometheus state the same standard error as the JSON.
     err=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["totals"]["live_bytes_stderr"])' \
         "$d/sd.json" 2>/dev/null)
-    check "$SD" --dir "$d/shm" "$pid" && grep -Eq '^  live requested \(estimate (±|\+/-)[0-9.]+%\) ' "$TMP/out" &&
+    check "$SD" --dir "$d/shm" "$pid" && grep -Eq '^  live requested \(estimate (±|\+/-)(<0\.1|[0-9.]+)%\) ' "$TMP/out" &&
         check "$SD" --dir "$d/shm" --prometheus "$pid" &&
         grep -Eq "^mallocshim_live_bytes_stderr\{pid=\"$pid\",.*\} [1-9][0-9]*$" "$TMP/out" &&
         [ -n "$err" ] && [ "$(grep '^mallocshim_live_bytes_stderr{' "$TMP/out" | awk '{print $2}')" = "$err" ]

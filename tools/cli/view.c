@@ -593,7 +593,11 @@ static void heading(FILE *f, const struct dump *d, const struct view_opts *o)
         fprintf(f, "  %sa saved snapshot, taken %s%s\n", on(o, YELLOW),
                 figfmt_utc(when, sizeof when, d->snap_ns), on(o, OFF));
     }
-    fprintf(f, "  %sconfig: %s%s\n", on(o, DIM), d->config, on(o, OFF));
+    /* cut to the view's 100 columns (a long shm_dir and a name pass them);
+     * --json has it whole */
+    int cw = (int)strlen(d->config) > 90 ? 87 : 90;
+    fprintf(f, "  %sconfig: %.*s%s%s\n", on(o, DIM), cw, d->config,
+            (int)strlen(d->config) > 90 ? "..." : "", on(o, OFF));
     if (d->sample <= 1)
         fprintf(f, "  sampling: every block tracked (sample:1); live requested bytes %s\n",
                 d->exact ? "exact" : "estimated (some blocks could not be tracked)");
