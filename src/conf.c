@@ -16,7 +16,7 @@
 #include "fmt.h"
 #include "seg.h"
 
-enum kind { KIND_BACKEND, KIND_INT, KIND_SIZE, KIND_BOOL, KIND_PATH, KIND_HISTORY };
+enum kind { KIND_BACKEND, KIND_INT, KIND_SIZE, KIND_BOOL, KIND_PATH, KIND_HISTORY, KIND_NAME };
 
 struct key {
     const char *name;
@@ -76,6 +76,8 @@ static const struct key keys[] = {
       "a size 0..1t, with an optional k, m or g suffix (0: sizes do not count)" },
     { "unwind_threads", CONF_K_UNWIND_THREADS, KIND_INT, 0, 1024, F(unwind_threads),
       "an integer 0..1024 (threads whose call stacks libunwind takes, 0 for none)" },
+    { "name", CONF_K_NAME, KIND_NAME, 0, 0, F(name),
+      "letters, digits, '.', '_' and '-'" },
 };
 
 static const char *const backend_names[] = { "glibc", "jemalloc", "tcmalloc" };
@@ -401,6 +403,23 @@ static void set_pair(struct conf *c, struct where *w, const char *k, size_t kn,
             memcpy(c->history_points, h.history_points, sizeof c->history_points);
             break;
         }
+        case KIND_NAME: {
+            /* a label value anywhere: no comma (the config's own
+             * separator), quote, blank or control character */
+            size_t ok = 0;
+            while (ok < vn && ((v[ok] >= 'a' && v[ok] <= 'z') || (v[ok] >= 'A' && v[ok] <= 'Z') ||
+                               (v[ok] >= '0' && v[ok] <= '9') || v[ok] == '.' || v[ok] == '_' ||
+                               v[ok] == '-'))
+                ok++;
+            if (vn == 0 || vn >= CONF_NAME_MAX || ok < vn) {
+                complain(w, "bad value for '%s' (expected %s, 1..%d of them; ignored)", key->name,
+                         key->what, CONF_NAME_MAX - 1);
+                return;
+            }
+            memcpy(field, v, vn);
+            field[vn] = '\0';
+            break;
+        }
         case KIND_PATH:
             if (vn == 0 || vn >= CONF_PATH_MAX || (key->id == CONF_K_SHM_DIR && v[0] != '/')) {
                 complain(w, "bad value for '%s' (expected %s of 1..%d bytes; using the default)",
@@ -598,10 +617,12 @@ size_t conf_format(const struct conf *c, char *buf, size_t len)
         return 0;
     buf[0] = '\0';
     pos = append(buf, len, pos, "backend:%s", conf_backend_name(c->backend));
+    if (c->name[0])   /* second, where no truncation reaches: readers take it from here */
+        pos = append(buf, len, pos, ",name:%s", c->name);
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const struct key *key = &keys[i];
         const char *field = (const char *)c + key->off;
-        if (key->id == CONF_K_BACKEND || !(c->set_mask & (1u << key->id)))
+        if (key->id == CONF_K_BACKEND || key->id == CONF_K_NAME || !(c->set_mask & (1u << key->id)))
             continue;
         switch (key->kind) {
         case KIND_INT:
@@ -621,6 +642,7 @@ size_t conf_format(const struct conf *c, char *buf, size_t len)
                              c->history_points[t]);
             break;
         case KIND_BACKEND:
+        case KIND_NAME:
             break;
         }
     }

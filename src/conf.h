@@ -37,6 +37,7 @@ enum conf_key {
     CONF_K_CAPTURE_MAX,
     CONF_K_UNWIND_THREADS,
     CONF_K_SAMPLE_BYTES,
+    CONF_K_NAME,
     CONF_K_COUNT
 };
 
@@ -49,6 +50,7 @@ enum conf_key {
 /* conf_load passes on this many diagnostics, then one line for the rest. */
 #define CONF_WARN_MAX       10
 #define CONF_HISTORY_MAX    3            /* coarse history tiers (SEG_TIERS_MAX) */
+#define CONF_NAME_MAX       48           /* name: bytes, with the NUL */
 
 struct conf_tc_prop {
     char name[CONF_TC_NAME_MAX];  /* full gperftools property name */
@@ -77,6 +79,8 @@ struct conf {
     int capture;                  /* 1: shimdump --capture may ask for a trace */
     long capture_max;             /* a capture's trace file stops at this size */
     long unwind_threads;          /* threads whose stacks libunwind takes */
+    char name[CONF_NAME_MAX];     /* the user's name for the process (a label that
+                                     survives a restart); "" for none */
     /* History tiers beyond the series: tier t keeps history_points[t]
      * points of history_step[t] samples each; steps increase. */
     unsigned history_n;
@@ -132,7 +136,8 @@ int conf_load(struct conf *c, const char *env_conf, const char *env_file,
               const char *default_file, int secure, conf_warn_fn warn, void *ctx);
 
 /* Writes the configuration as "key:value" pairs, comma-separated, in the
- * syntax of MALLOCSHIM_CONF: the backend, then every key that was set.
+ * syntax of MALLOCSHIM_CONF: the backend, the name (where set), then every
+ * other key that was set.
  * Returns the length written (truncated to fit len, always NUL-terminated). */
 size_t conf_format(const struct conf *c, char *buf, size_t len);
 

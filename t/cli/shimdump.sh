@@ -81,7 +81,7 @@ PROM_RE='^(# (HELP|TYPE) [a-z_]+ .+|[a-z_]+\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\
 for b in $(backends); do
     d="$TMP/$b"
     mkdir -p "$d/shm"
-    env MALLOCSHIM_CONF="backend:$b,shm_dir:$d/shm,sample:1" LD_PRELOAD="$SHIM" \
+    env MALLOCSHIM_CONF="backend:$b,shm_dir:$d/shm,sample:1,name:db" LD_PRELOAD="$SHIM" \
         "$T/holder" "$d" >"$d/out" 2>"$d/err" &
     pid=$!
     wait_for "$d/base"
@@ -131,10 +131,11 @@ for b in $(backends); do
     fi
     check "$SD" --dir "$d/shm" --prometheus "$pid" &&
         [ -z "$(grep -Ev "$PROM_RE" "$TMP/out")" ] &&
-        grep -q "^mallocshim_up{pid=\"$pid\",comm=\"holder\",backend=\"$b\"} 1$" "$TMP/out" &&
+        grep -q "^mallocshim_up{pid=\"$pid\",comm=\"holder\",backend=\"$b\",name=\"db\"} 1$" "$TMP/out" &&
+        [ "$(grep -c '^mallocshim_[a-z_]*{' "$TMP/out")" -eq "$(grep -c ",name=\"db\"" "$TMP/out")" ] &&
         grep -q "^mallocshim_live_bytes_exact{.*} 1$" "$TMP/out" &&
         ! grep -q ',le="' "$TMP/out"
-    ok $? "$b: --prometheus is valid exposition text, with no le label outside a histogram"
+    ok $? "$b: --prometheus is valid exposition text, every series labelled with comm and the config's name, no le label outside a histogram"
     # Prometheus's own linter (Debian's prometheus package), where installed.
     if command -v promtool >/dev/null; then
         promtool check metrics <"$TMP/out" >"$TMP/lint" 2>&1
@@ -210,7 +211,7 @@ for b in $(backends); do
     # The view and --prometheus state the same standard error as the JSON.
     err=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["totals"]["live_bytes_stderr"])' \
         "$d/sd.json" 2>/dev/null)
-    check "$SD" --dir "$d/shm" "$pid" && grep -Eq '^  live requested \(estimate (±|\+/-)[0-9.]+%\) ' "$TMP/out" &&
+    check "$SD" --dir "$d/shm" "$pid" && grep -Eq '^  live requested \(estimate (±|\+/-)(<0\.1|[0-9.]+)%\) ' "$TMP/out" &&
         check "$SD" --dir "$d/shm" --prometheus "$pid" &&
         grep -Eq "^mallocshim_live_bytes_stderr\{pid=\"$pid\",.*\} [1-9][0-9]*$" "$TMP/out" &&
         [ -n "$err" ] && [ "$(grep '^mallocshim_live_bytes_stderr{' "$TMP/out" | awk '{print $2}')" = "$err" ]
@@ -250,14 +251,80 @@ ok $? "a saved segment file renders"
 env MALLOCSHIM_CONF="backend:glibc,shm_dir:$d,sample:1" LD_PRELOAD="$SHIM" sh -c 'exec sleep 60' &
 live=$!
 wait_named "$d" $live sleep   # sh has exec'ed sleep, whose segment replaces sh's
-check "$SD" --dir "$d" --list && grep -Eq "^ +$pid +sleep .* dead" "$TMP/out" &&
-    grep -Eq "^ +$live +sleep .* alive" "$TMP/out"
-ok $? "--list shows the dead one dead and the live one alive"
+check "$SD" --dir "$d" --list && ! grep -Eq "^ +$pid " "$TMP/out" &&
+    grep -Eq "^ +$live +sleep .* alive" "$TMP/out" &&
+    grep -q "^1 more segment of processes that are gone (1 dead, 0 exited): listed with --gone" "$TMP/out"
+ok $? "--list shows the running process, and counts the dead one in a line naming --gone"
+check "$SD" --dir "$d" --list --gone && grep -Eq "^ +$pid +sleep .* dead" "$TMP/out" &&
+    grep -Eq "^ +$live +sleep .* alive" "$TMP/out" && grep -q "^dead: the process ended without exiting normally" "$TMP/out"
+ok $? "--list --gone shows the dead one dead, the live one alive, and says what dead means"
+check "$SD" --dir "$d" --prometheus && grep -q "^mallocshim_up{pid=\"$live\",comm=\"sleep\",backend=\"glibc\"} 1$" "$TMP/out" &&
+    ! grep -q "pid=\"$pid\"" "$TMP/out" && grep -q "^shimdump: 1 more segment of processes that are gone" "$TMP/err"
+ok $? "--prometheus exports the running processes only, and says so on stderr"
+check "$SD" --dir "$d" --prometheus --gone && grep -q "^mallocshim_up{pid=\"$pid\",.*} 0$" "$TMP/out"
+ok $? "--prometheus --gone exports the dead one too, up 0"
+# A command name: the one running process of that comm under the shim.
+check "$SD" --dir "$d" sleep && grep -q "^pid $live (sleep)  alive" "$TMP/out"
+ok $? "shimdump sleep: the one running sleep under the shim"
+(cd "$TMP" && : >sleep && "$SD" --dir "$d" sleep >"$TMP/out" 2>"$TMP/err"; echo $? >"$TMP/rc"; rm -f sleep)
+[ "$(cat "$TMP/rc")" -eq 5 ] && grep -q "^shimdump: sleep: " "$TMP/err"
+ok $? "a file of that name wins over the command (an empty one: exit 5)"
+err_name() {  # err_name WANT-RC PATTERN DESCRIPTION ARGS...
+    want=$1 pat=$2 what=$3
+    shift 3
+    "$SD" "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    [ $rc -eq "$want" ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "^shimdump: $pat" "$TMP/err"
+    r=$?
+    [ $r -ne 0 ] && { echo "# rc $rc, want $want"; diag "$TMP/err"; }
+    ok $r "$what: exit $want"
+}
+err_name 1 "nosuchcmd: no such file, nor a running process of that name" "a command name that nothing runs" \
+    --dir "$d" nosuchcmd
+env MALLOCSHIM_CONF="backend:glibc,shm_dir:$d,sample:1" LD_PRELOAD="$SHIM" sh -c 'exec sleep 60' &
+live2=$!
+wait_named "$d" $live2 sleep
+err_name 2 "sleep: 2 running processes of that name under the shim, pids .*$live.*; give one" \
+    "a command name that two processes run: both named" --dir "$d" sleep
+# --clean PID: that one alone, by the same rules.
+kill -9 $live2
+wait $live2 2>/dev/null
+check "$SD" --dir "$d" --clean $live2 && [ ! -e "$d/mallocshim.$live2" ] && [ -e "$d/mallocshim.$pid" ] &&
+    grep -q "^removed $d/mallocshim.$live2 (pid $live2, sleep)$" "$TMP/out" && [ "$(wc -l <"$TMP/out")" -eq 1 ]
+ok $? "--clean PID removes that dead process's segment alone"
+err_name 1 "$d/mallocshim.$live: pid $live (sleep) still runs: kept" "--clean PID of a running process" \
+    --dir "$d" --clean $live
+[ -e "$d/mallocshim.$live" ]
+ok $? "... and its segment is there"
+err_name 2 "--clean sleep: give pids" "--clean with a name" --dir "$d" --clean sleep
 check "$SD" --dir "$d" --clean && [ ! -e "$d/mallocshim.$pid" ] && [ -e "$d/mallocshim.$live" ] &&
     grep -q "removed $d/mallocshim.$pid (pid $pid, sleep)" "$TMP/out"
 ok $? "--clean removes the dead process's segment and keeps the live one's"
 kill $live
 wait $live 2>/dev/null
+
+# Root's --clean leaves other users' post-mortems unless asked.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+    shared=$(mktemp -d /tmp/mallocshim-clean.XXXXXX)
+    chmod 755 "$shared"
+    mkdir "$shared/shm"
+    chmod 1777 "$shared/shm"
+    setpriv --reuid=65534 --regid=65534 --clear-groups env MALLOCSHIM_CONF="backend:glibc,shm_dir:$shared/shm,sample:1" \
+        LD_PRELOAD="$SHIM" sleep 60 &
+    theirs=$!
+    wait_named "$shared/shm" $theirs sleep
+    kill -9 $theirs
+    wait $theirs 2>/dev/null
+    check "$SD" --dir "$shared/shm" --clean && [ -e "$shared/shm/mallocshim.$theirs" ] &&
+        grep -q "^1 segment of other users' gone processes left (shimdump --clean --all-users removes them" "$TMP/out"
+    ok $? "root's --clean leaves uid 65534's dead segment, and says so"
+    check "$SD" --dir "$shared/shm" --clean --all-users && [ ! -e "$shared/shm/mallocshim.$theirs" ]
+    ok $? "--clean --all-users removes it"
+    rmdir "$shared/shm" "$shared"
+else
+    skip "root's --clean leaves other users' segments" "needs root and setpriv"
+    skip "--clean --all-users removes them" "needs root and setpriv"
+fi
 
 # Errors: one line each, with the documented exit codes.
 err_case() {  # err_case WANT-RC PATTERN DESCRIPTION SHIMDUMP-ARGS...

@@ -272,6 +272,22 @@ START_TEST(conf_format_roundtrip)
     ck_assert_str_eq(text, again);
     conf_format(&d, again, 10);
     ck_assert_str_eq(again, "backend:j");
+
+    /* name: second, ahead of every key a long config could cut off;
+     * only what a label may hold unescaped */
+    conf_defaults(&c);
+    ck_assert_int_eq(parse(&c, "arenas:2,name:db-main_1.x", &w), 0);
+    ck_assert_str_eq(c.name, "db-main_1.x");
+    conf_format(&c, text, sizeof text);
+    ck_assert_str_eq(text, "backend:glibc,name:db-main_1.x,arenas:2");
+    conf_defaults(&d);
+    ck_assert_int_eq(parse(&d, text, &w), 0);
+    ck_assert_str_eq(d.name, "db-main_1.x");
+    ck_assert_int_eq(parse(&d, "name:a\"b", &w), 1);
+    ck_assert_ptr_nonnull(strstr(w.last, "bad value for 'name'"));
+    ck_assert_int_eq(parse(&d, "name:", &w), 1);
+    ck_assert_int_eq(parse(&d, "name:0123456789012345678901234567890123456789012345678", &w), 1);
+    ck_assert_str_eq(d.name, "db-main_1.x");
 }
 END_TEST
 

@@ -289,6 +289,51 @@ START_TEST(coarse_whole_life)
 }
 END_TEST
 
+/* (6) A fork child: its segment goes on from its parent's copy, so its
+ * tiers begin with the parent's points, from before its start. They are
+ * left out (drawn at its start they made one column of the parent's whole
+ * life, a band up to its peak), and the series, which reaches back past
+ * the start, holds the child's whole life however much it dropped: the
+ * coarse point that spans the fork is not drawn either. */
+START_TEST(fork_child)
+{
+    struct dump *d = new_dump();
+    struct fig_history h;
+    struct dump_point *q;
+    fine_tier(d, 6);                 /* T0 .. T0 + 50 ms, seeds 1..6, dropped 7 */
+    d->start_ns = T0 + 25 * MS;      /* forked between the third and the fourth */
+    d->inherited = 1;
+    q = tier(d, 1, 3, 50);
+    mk(&q[0], T0 - 50 * MS, 70, 5);  /* the parent's */
+    mk(&q[1], T0, 71, 5);            /* the parent's, ending at the series' first */
+    mk(&q[2], T0 + 50 * MS, 72, 5);  /* spans the fork: the parent's samples and ours */
+    d->tiers[1].dropped = 30;
+    ck_assert_int_eq(fig_history(d, &h), 0);
+    ck_assert_uint_eq(h.nfine, 3);
+    ck_assert_uint_eq(h.npts, 3);
+    for (size_t i = 0; i < 3; i++)
+        check_pt(&h.pts[i], T0 + (3 + i) * 10 * MS, 4 + i, 1);
+    free(h.pts);
+
+    /* with no tiers, the series alone: the same cut */
+    free(d->tiers[0].points);
+    free(d->tiers[1].points);
+    memset(d->tiers, 0, sizeof d->tiers);
+    d->ntiers = 0;
+    d->nseries = 4;
+    d->series = calloc(4, sizeof *d->series);
+    ck_assert_ptr_nonnull(d->series);
+    for (size_t i = 0; i < 4; i++)
+        d->series[i].t_ns = T0 + i * 10 * MS;
+    ck_assert_int_eq(fig_history(d, &h), 0);
+    ck_assert_uint_eq(h.npts, 1);
+    ck_assert_uint_eq(h.nfine, 1);
+    ck_assert_uint_eq(h.pts[0].t_ns, T0 + 30 * MS);
+    free(h.pts);
+    free_dump(d);
+}
+END_TEST
+
 START_TEST(three_tiers)
 {
     struct dump *d = new_dump();
@@ -548,6 +593,66 @@ START_TEST(classes_sites_diff)
 }
 END_TEST
 
+/* A median's bucket bound is shown no later than the uptime: a process up
+ * 4.5 min has no block older, so not "<=18m"; a fork child's blocks from
+ * its parent can be, so its bounds are the buckets' own. */
+START_TEST(bucket_bounds)
+{
+    struct dump *d = healthy();
+    char b[64];
+    int clamped;
+    unsigned b18m = lifebucket_of(17 * 60 * S);   /* <= 17.9 min */
+    d->snap_ns = T0 + 270 * S;                     /* up 4.5 min */
+    ck_assert_str_eq(figfmt_bucket(b, sizeof b, (int)b18m, FF_TERSE), "<=18m");
+    uint64_t le = fig_bucket_le_ns(d, (int)b18m, &clamped);
+    ck_assert_int_eq(clamped, 1);
+    ck_assert_uint_eq(le, 270 * S);
+    ck_assert_str_eq(figfmt_le(b, sizeof b, le, FF_TERSE), "<=4.5m");
+    ck_assert_str_eq(figfmt_le(b, sizeof b, le, FF_WORDS), "4.5 min");
+    /* the last bucket, unbounded, bounded by the uptime too */
+    ck_assert_uint_eq(fig_bucket_le_ns(d, LIFEBUCKET_LAST, &clamped), 270 * S);
+    ck_assert_int_eq(clamped, 1);
+    /* a bucket that ends before the uptime: its own bound */
+    ck_assert_uint_eq(fig_bucket_le_ns(d, 10, &clamped), lifebucket_max_ns(10));
+    ck_assert_int_eq(clamped, 0);
+    /* a fork child's */
+    d->inherited = 1;
+    ck_assert_uint_eq(fig_bucket_le_ns(d, (int)b18m, &clamped), lifebucket_max_ns(b18m));
+    ck_assert_int_eq(clamped, 0);
+    free_healthy(d);
+    /* rounded up, never down: 57.3 s is "<=58s", 59.5 s "<=1m" */
+    ck_assert_str_eq(figfmt_le(b, sizeof b, 57300 * MS, FF_TERSE), "<=58s");
+    ck_assert_str_eq(figfmt_le(b, sizeof b, 59500 * MS, FF_TERSE), "<=1m");
+    ck_assert_str_eq(figfmt_le(b, sizeof b, 59500 * MS, FF_WORDS), "1 min");
+}
+END_TEST
+
+/* A standard error that rounds to nothing is not shown as none: "<0.1%",
+ * not "+/-0.0%" (issue 36); in the view's and JSON's label and in the
+ * page's words. */
+START_TEST(small_errors)
+{
+    struct dump *d = healthy();
+    struct fig_step st[FS_COUNT];
+    char b[64];
+    ck_assert_str_eq(figfmt_err(b, sizeof b, 3, 10000, FF_TERSE), "+/-<0.1%");
+    ck_assert_str_eq(figfmt_err(b, sizeof b, 3, 10000, FF_WORDS), "\u00b1<0.1%");
+    ck_assert_str_eq(figfmt_err(b, sizeof b, 5, 10000, FF_TERSE), "+/-0.1%");
+    ck_assert_str_eq(figfmt_err(b, sizeof b, 34, 1000, FF_TERSE), "+/-3.4%");
+    ck_assert_str_eq(figfmt_err(b, sizeof b, 123, 1000, FF_TERSE), "+/-12%");
+    ck_assert_str_eq(figfmt_err(b, sizeof b, 0, 1000, FF_TERSE), "");
+    ck_assert_str_eq(figfmt_err(b, sizeof b, 5, 0, FF_TERSE), "");
+    d->exact = 0;
+    d->total.live_req_err = d->total.live_req / 5000 + 1;   /* 0.02% */
+    fig_waterfall(d, st);
+    ck_assert_str_eq(st[FS_REQ].label, "live requested (estimate +/-<0.1%)");
+    d->total.live_req_err = d->total.live_req / 40;         /* 2.5% */
+    fig_waterfall(d, st);
+    ck_assert_str_eq(st[FS_REQ].label, "live requested (estimate +/-2.5%)");
+    free_healthy(d);
+}
+END_TEST
+
 START_TEST(amounts)
 {
     char b[64];
@@ -711,10 +816,13 @@ static Suite *figures_suite(void)
     tcase_add_test(m, coarse_after_dropped);
     tcase_add_test(m, coarse_whole_life);
     tcase_add_test(m, three_tiers);
+    tcase_add_test(m, fork_child);
     tcase_add_test(f, waterfall_and_ages);
     tcase_add_test(f, allocators);
     tcase_add_test(f, classes_sites_diff);
     tcase_add_test(f, amounts);
+    tcase_add_test(f, small_errors);
+    tcase_add_test(f, bucket_bounds);
     tcase_add_test(f, bins);
     tcase_add_test(f, invariants);
     suite_add_tcase(s, m);

@@ -8,16 +8,47 @@
 
 #include <string.h>
 
+/* The process's name (the config key name:, which the shim writes second
+ * in its effective config), or NULL: its length in *n. */
+static const char *config_name(const struct dump *d, size_t *n)
+{
+    const char *c = d->config, *p = strstr(c, ",name:");
+    if (strncmp(c, "name:", 5) == 0)
+        p = c;
+    else if (p)
+        p++;
+    else
+        return NULL;
+    p += 5;
+    *n = strcspn(p, ",");
+    return *n ? p : NULL;
+}
+
+/* A label's value, n bytes of s: \ and " escaped (a file's text is
+ * already free of control characters). */
+static void label_value(FILE *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n && s[i]; i++) {
+        if (s[i] == '\\' || s[i] == '"')
+            fputc('\\', f);
+        fputc(s[i], f);
+    }
+}
+
+/* Each series is labelled with what survives a restart (comm, and the
+ * name the config gave) besides the pid. */
 static void labels(FILE *f, const struct dump *d)
 {
-    /* comm is already free of control characters; escape \ and ". */
+    size_t nn;
+    const char *name = config_name(d, &nn);
     fprintf(f, "{pid=\"%u\",comm=\"", d->pid);
-    for (const char *p = d->comm; *p; p++) {
-        if (*p == '\\' || *p == '"')
-            fputc('\\', f);
-        fputc(*p, f);
-    }
+    label_value(f, d->comm, sizeof d->comm);
     fprintf(f, "\",backend=\"%s\"", d->backend);
+    if (name) {
+        fputs(",name=\"", f);
+        label_value(f, name, nn);
+        fputc('"', f);
+    }
 }
 
 /* A metric's value for one dump: 1 and *v, or 0 when it has none. */

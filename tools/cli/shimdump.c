@@ -53,7 +53,9 @@ static struct {
     uint64_t since_ns;
     unsigned capture_s;   /* --capture */
     const char *output;   /* --output */
-} opt = { M_VIEW, "", 2.0, 20, 1, 0, -1, 0, 0, 5, 6, 1000000000ull, 0, 0, NULL };
+    int gone;             /* --gone: the list and --prometheus show gone processes too */
+    int all_users;        /* --all-users: root's --clean removes other users' segments too */
+} opt = { M_VIEW, "", 2.0, 20, 1, 0, -1, 0, 0, 5, 6, 1000000000ull, 0, 0, NULL, 0, 0 };
 
 static volatile sig_atomic_t stop;
 
@@ -323,16 +325,67 @@ static int target_open_pid(struct target *t, long pid)
     return open_error(path, f.err ? f.err : ENOENT, pid);
 }
 
-/* Opens a pid's segment, a segment file or a JSON file. */
+static long *scan_dir(size_t *n);
+
+/* A command name for a file that is not there: the pid of the one running
+ * process of that comm (/proc/PID/comm, which the kernel cuts to 15 bytes)
+ * whose segment in the directory this user can read, in *pid; else a DX
+ * code, said: none, or several (named, by pid). */
+static int pid_of_comm(const char *name, long *pid)
+{
+    size_t n, found = 0, len = strlen(name) > 15 ? 15 : strlen(name);
+    long *pids = scan_dir(&n);
+    char list[200] = "", comm[64], path[64];
+    size_t used = 0;
+
+    if (!pids)
+        return shimdump_err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
+    for (size_t i = 0; i < n; i++) {
+        char seg[CONF_PATH_MAX + 32];
+        struct find_file f;
+        snprintf(path, sizeof path, "/proc/%ld/comm", pids[i]);
+        ssize_t l = find_slurp(path, comm, sizeof comm);
+        if (l > 0 && comm[l - 1] == '\n')
+            comm[--l] = '\0';
+        if (l != (ssize_t)len || strncmp(comm, name, len) != 0)
+            continue;
+        copy_name(seg, sizeof seg, pids[i]);
+        if (find_named(seg, pids[i], &f) != FIND_OK)
+            continue;
+        int alive = find_proc_state((uint32_t)pids[i], f.h.start_ns) == DS_ALIVE;
+        find_file_close(&f);
+        if (!alive)
+            continue;
+        if (found++ == 0)
+            *pid = pids[i];
+        if (used < sizeof list)
+            used += (size_t)snprintf(list + used, sizeof list - used, " %ld", pids[i]);
+    }
+    free(pids);
+    if (found == 1)
+        return DX_OK;
+    if (found == 0)
+        return shimdump_err(DX_NOTFOUND, "%s: no such file, nor a running process of that name "
+                            "whose segment in %s you can read", name, opt.dir);
+    return shimdump_err(DX_USAGE, "%s: %zu running processes of that name under the shim, pids%s%s; "
+                        "give one", name, found, list, used >= sizeof list ? " ..." : "");
+}
+
+/* Opens a pid's segment, a segment file or a JSON file; or, where no file
+ * has the name and it has no '/', the one running process of that command
+ * (pid_of_comm). */
 static int target_open(struct target *t, const char *arg)
 {
     char why[256];
     int fd, rc;
+    long pid = 0;
 
     memset(t, 0, sizeof *t);
     if (is_pid(arg))
         return target_open_pid(t, strtol(arg, NULL, 10));
     fd = open(arg, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0 && errno == ENOENT && *arg && !strchr(arg, '/'))
+        return (rc = pid_of_comm(arg, &pid)) != DX_OK ? rc : target_open_pid(t, pid);
     if (fd < 0)
         return open_error(arg, errno, 0);
     rc = dump_map_fd(&t->map, fd, arg, why, sizeof why);
@@ -608,11 +661,36 @@ static void tally_say(FILE *f, const char *pre, const struct tally *k)
                 "(shimdump PID reads one)\n", pre, k->others_gone, k->others_gone > 1 ? "s" : "");
 }
 
+/* The segments of gone processes that a list or export left out (without
+ * --gone), by state; said in one line, with what the states mean. */
+struct gone_tally {
+    size_t dead, exited;
+};
+
+/* Whether d is left out for being gone: counted in *g. */
+static int gone_skip(const struct dump *d, struct gone_tally *g)
+{
+    if (opt.gone || d->state == DS_ALIVE)
+        return 0;
+    g->dead += d->state != DS_EXITED;
+    g->exited += d->state == DS_EXITED;
+    return 1;
+}
+
+static void gone_say(FILE *f, const char *pre, const struct gone_tally *g, const char *what)
+{
+    size_t n = g->dead + g->exited;
+    if (n)
+        fprintf(f, "%s%zu more segment%s of processes that are gone (%zu dead, %zu exited): %s with "
+                "--gone; --clean removes them\n", pre, n, n == 1 ? "" : "s", g->dead, g->exited, what);
+}
+
 static int do_list(void)
 {
     struct view_opts vo;
     struct tally k;
-    size_t n, shown = 0;
+    struct gone_tally g = { 0, 0 };
+    size_t n, shown = 0, dead = 0, exited = 0;
     long *pids = scan_dir(&n);
 
     if (!pids)
@@ -623,14 +701,25 @@ static int do_list(void)
         struct dump d;
         if (!quiet_read(pids[i], &d, &k))
             continue;
-        if (!shown++)
-            view_list_header(stdout, &vo);
-        view_list_row(stdout, &d, &vo);
+        if (!gone_skip(&d, &g)) {
+            if (!shown++)
+                view_list_header(stdout, &vo);
+            view_list_row(stdout, &d, &vo);
+            dead += d.state == DS_DEAD;
+            exited += d.state == DS_EXITED;
+        }
         dump_free(&d);
     }
     free(pids);
     if (!shown)
-        printf("no segments you can read in %s\n", opt.dir);
+        printf("no %ssegments you can read in %s\n", opt.gone ? "" : "running processes' ", opt.dir);
+    gone_say(stdout, "", &g, "listed");
+    if (dead)
+        puts("dead: the process ended without exiting normally (killed, crashed): its segment is "
+             "as of the sampler's last pass, kept for post-mortem");
+    if (exited)
+        puts("exited: the process exited normally, but as a user who may not remove its segment "
+             "(mariadbd started as root, then mysql): as of its exit");
     tally_say(stdout, "", &k);
     return DX_OK;
 }
@@ -662,6 +751,7 @@ static int do_prometheus(char **args, int nargs)
         size_t np;
         long *pids = scan_dir(&np);
         struct tally k;
+        struct gone_tally g = { 0, 0 };
         memset(&k, 0, sizeof k);
         if (!pids)
             return shimdump_err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
@@ -673,6 +763,10 @@ static int do_prometheus(char **args, int nargs)
         }
         for (size_t i = 0; i < np; i++)
             if (quiet_read(pids[i], &d[n], &k)) {
+                if (gone_skip(&d[n], &g)) {   /* running processes only, by default */
+                    dump_free(&d[n]);
+                    continue;
+                }
                 p[n] = &d[n];
                 n++;
             }
@@ -681,6 +775,7 @@ static int do_prometheus(char **args, int nargs)
         k.denied = k.bad = 0;
         fflush(stdout);
         tally_say(stderr, "shimdump: ", &k);
+        gone_say(stderr, "shimdump: ", &g, "exported");
     }
     if (rc == DX_OK)
         prom_write(stdout, p, n);
@@ -799,57 +894,123 @@ static int do_html(char **args, int nargs)
     return rc;
 }
 
-/* --clean: removes the copies of processes that are gone, and nothing else:
- * a regular file (never followed) with a segment's header of the pid its
- * name gives, of no running process (by pid and start time), on which no
- * live writer holds its lock; the caller's own, or any as root. */
-static int do_clean(void)
-{
-    size_t n, removed = 0, kept = 0, other = 0;
-    long *pids = scan_dir(&n);
-    uid_t me = geteuid();
-    int failed = DX_OK;
+/* What --clean did with one segment. */
+enum clean_result { CL_REMOVED, CL_RUNS, CL_FOREIGN, CL_NONE, CL_OTHERS, CL_FAILED };
 
-    if (!pids)
+/* --clean of pid's segment: removes it where it is a regular file (never
+ * followed) with a segment's header of that pid, of no running process (by
+ * pid and start time), on which no live writer holds its lock, and the
+ * caller's own, or, as root, root's or (others set) anyone's. comm gets its
+ * command; *err the errno of a failure. */
+static enum clean_result clean_one(long pid, int others, char *path, size_t pathcap, char *comm,
+                                   size_t commcap, int *err)
+{
+    struct find_file f;
+    struct stat lst;
+    uid_t me = geteuid();
+    enum clean_result r;
+
+    snprintf(comm, commcap, "?");
+    copy_name(path, pathcap, pid);
+    int kind = find_named(path, pid, &f);
+    *err = f.err;
+    if (kind != FIND_OK)
+        return kind == FIND_FOREIGN ? CL_FOREIGN : CL_NONE;
+    dump_clean_text(comm, commcap, f.h.comm, sizeof f.h.comm);
+    /* Every live writer holds a shared flock on its segment: an exclusive
+     * one that succeeds proves nobody writes it any more. */
+    if (find_proc_state(f.h.pid, f.h.start_ns) == DS_ALIVE || flock(f.fd, LOCK_EX | LOCK_NB) != 0)
+        r = CL_RUNS;
+    else if (f.st.st_uid != me && !(me == 0 && others))
+        r = CL_OTHERS;
+    else if (lstat(path, &lst) == 0 && lst.st_ino == f.st.st_ino && lst.st_dev == f.st.st_dev &&
+             unlink(path) == 0)
+        r = CL_REMOVED;
+    else {
+        *err = errno;
+        r = CL_FAILED;
+    }
+    find_file_close(&f);
+    return r;
+}
+
+/* --clean [PID...]: the segments of processes that are gone, and nothing
+ * else (clean_one): every one in the directory, the caller's own (root:
+ * root's, and with --all-users everyone's, so that root does not sweep
+ * away other users' post-mortems unasked); or those of the pids named,
+ * whoever's root names. */
+static int do_clean(char **args, int nargs)
+{
+    size_t n = (size_t)nargs, removed = 0, kept = 0, other = 0, others = 0;
+    long *pids = NULL;
+    int rc = DX_OK, named = nargs > 0;
+
+    for (int i = 0; i < nargs; i++)
+        if (!is_pid(args[i]))
+            return shimdump_err(DX_USAGE, "--clean %s: give pids", args[i]);
+    if (opt.all_users && geteuid() != 0)
+        return shimdump_err(DX_USAGE, "--all-users: only root may remove other users' segments");
+    if (nargs == 0 && !(pids = scan_dir(&n)))
         return shimdump_err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
     for (size_t i = 0; i < n; i++) {
-        char path[CONF_PATH_MAX + 32], comm[SEG_COMM_MAX] = "?";
-        struct find_file f;
-        struct stat lst;
-        copy_name(path, sizeof path, pids[i]);
-        int kind = find_named(path, pids[i], &f);
-        if (kind != FIND_OK) {
-            other += kind == FIND_FOREIGN;
-            continue;
-        }
-        if (f.st.st_uid != me && me != 0) {
-            find_file_close(&f);
-            continue;
-        }
-        /* Every live writer holds a shared flock on its segment: an
-         * exclusive one that succeeds proves nobody writes it any more. */
-        if (find_proc_state(f.h.pid, f.h.start_ns) == DS_ALIVE || flock(f.fd, LOCK_EX | LOCK_NB) != 0) {
-            kept++;
-            find_file_close(&f);
-            continue;
-        }
-        dump_clean_text(comm, sizeof comm, f.h.comm, sizeof f.h.comm);
-        if (lstat(path, &lst) == 0 && lst.st_ino == f.st.st_ino && lst.st_dev == f.st.st_dev &&
-            unlink(path) == 0) {
-            printf("removed %s (pid %ld, %s)\n", path, pids[i], comm);
+        char path[CONF_PATH_MAX + 32], comm[SEG_COMM_MAX], who[96];
+        long pid = pids ? pids[i] : strtol(args[i], NULL, 10);
+        int err, r;
+        switch (clean_one(pid, named || opt.all_users, path, sizeof path, comm, sizeof comm, &err)) {
+        case CL_REMOVED:
+            printf("removed %s (pid %ld, %s)\n", path, pid, comm);
             removed++;
-        } else {
-            failed = shimdump_err(DX_SYS, "%s: cannot remove it: %s", path, strerror(errno));
+            break;
+        case CL_RUNS:
+            kept++;
+            if (pids)
+                break;
+            r = shimdump_err(DX_NOTFOUND, "%s: pid %ld (%s) still runs: kept", path, pid, comm);
+            rc = rc == DX_OK ? r : rc;
+            break;
+        case CL_FOREIGN:
+            other++;
+            if (pids)
+                break;
+            r = shimdump_err(DX_CORRUPT, "%s: not a segment of pid %ld: left alone", path, pid);
+            rc = rc == DX_OK ? r : rc;
+            break;
+        case CL_OTHERS: {
+            struct stat st;
+            others++;
+            if (pids)
+                break;
+            r = shimdump_err(DX_PERM, "%s: permission denied: the segment belongs to %s", path,
+                             user_name(lstat(path, &st) == 0 ? st.st_uid : 0, who, sizeof who));
+            rc = rc == DX_OK ? r : rc;
+            break;
         }
-        find_file_close(&f);
+        case CL_NONE:
+            if (pids)
+                break;
+            r = err == EACCES || err == EPERM
+                    ? shimdump_err(DX_PERM, "%s: permission denied", path)
+                    : shimdump_err(DX_NOTFOUND, "%s: no segment of pid %ld", path, pid);
+            rc = rc == DX_OK ? r : rc;
+            break;
+        case CL_FAILED:
+            r = shimdump_err(DX_SYS, "%s: cannot remove it: %s", path, strerror(err));
+            rc = rc == DX_OK ? r : rc;
+            break;
+        }
     }
     free(pids);
+    if (named)
+        return rc;
     printf("%zu segment%s of dead processes removed; %zu of running processes kept\n", removed,
            removed == 1 ? "" : "s", kept);
+    if (others && geteuid() == 0)
+        printf("%zu segment%s of other users' gone processes left (shimdump --clean --all-users "
+               "removes them, --clean PID one)\n", others, others == 1 ? "" : "s");
     if (other)
         printf("%zu file%s at a segment's name that %s not segments: left alone\n", other,
                other == 1 ? "" : "s", other == 1 ? "is" : "are");
-    return failed;
+    return rc;
 }
 
 /* ---- --watch ---- */
@@ -1132,8 +1293,8 @@ static void usage(FILE *f)
           "Shows the heap of a process that runs under libmallocshim.so, from its segment\n"
           "<dir>/mallocshim.<pid>, or a saved segment or JSON file.\n"
           "\n"
-          "  (no argument), -l, --list   every segment you can read: pid, command, backend,\n"
-          "                              uptime, live bytes, RSS, alive or dead\n"
+          "  (no argument), -l, --list   the running processes whose segment you can read:\n"
+          "                              pid, command, backend, uptime, live bytes, RSS\n"
           "  PID | FILE                  one screen: where the memory goes, over time, size\n"
           "                              classes, lifetimes and ages\n"
           "  -w, --watch[=SEC]           redraw every SEC seconds (2), with rates; q quits\n"
@@ -1148,7 +1309,10 @@ static void usage(FILE *f)
           "      --check PID|FILE...     hold each snapshot to the invariants every one must\n"
           "                              hold; print those it breaks, with their figures\n"
           "      --invariants            the invariants, one per line\n"
-          "      --clean                 remove your segments of processes that are gone\n"
+          "      --clean [PID...]        remove your segments of processes that are gone (root:\n"
+          "                              root's; any named); --all-users: every user's (root)\n"
+          "      --gone                  the list and --prometheus: gone processes too (dead:\n"
+          "                              ended abnormally; exited: its segment left at exit)\n"
           "      --capture=SECONDS PID   record every malloc-family and new/delete call of\n"
           "                              PID for SECONDS (1..86400) into a trace file, for\n"
           "                              shimreplay; the owner of PID or root only\n"
@@ -1185,7 +1349,8 @@ static int finish(int rc)
 int main(int argc, char **argv)
 {
     enum { O_NOFOLLOW_EV = 256, O_CLEAN, O_DIR, O_ASCII, O_COLOR, O_NOCOLOR, O_TOP, O_FRAMES,
-           O_MINAGE, O_SCHEMA, O_SINCE, O_HTML, O_CAPTURE, O_CHECK, O_INVARIANTS };
+           O_MINAGE, O_SCHEMA, O_SINCE, O_HTML, O_CAPTURE, O_CHECK, O_INVARIANTS, O_GONE,
+           O_ALL_USERS };
     static const struct option longopts[] = {
         { "list", no_argument, NULL, 'l' },
         { "watch", optional_argument, NULL, 'w' },
@@ -1197,6 +1362,8 @@ int main(int argc, char **argv)
         { "diff", no_argument, NULL, 'd' },
         { "html", no_argument, NULL, O_HTML },
         { "clean", no_argument, NULL, O_CLEAN },
+        { "gone", no_argument, NULL, O_GONE },
+        { "all-users", no_argument, NULL, O_ALL_USERS },
         { "capture", required_argument, NULL, O_CAPTURE },
         { "check", no_argument, NULL, O_CHECK },
         { "invariants", no_argument, NULL, O_INVARIANTS },
@@ -1246,6 +1413,8 @@ int main(int argc, char **argv)
         case 'd': opt.mode = M_DIFF; modes++; break;
         case O_HTML: opt.mode = M_HTML; modes++; break;
         case O_CLEAN: opt.mode = M_CLEAN; modes++; break;
+        case O_GONE: opt.gone = 1; break;
+        case O_ALL_USERS: opt.all_users = 1; break;
         case O_CHECK: opt.mode = M_CHECK; modes++; break;
         case O_INVARIANTS: fig_check_list(print_invariant, NULL); return DX_OK;
         case O_CAPTURE: {
@@ -1310,6 +1479,10 @@ int main(int argc, char **argv)
                              "--diff, --html, --check, --clean and --capture");
     if (opt.output && opt.mode != M_CAPTURE)
         return shimdump_err(DX_USAGE, "--output goes with --capture");
+    if (opt.gone && opt.mode != M_LIST && opt.mode != M_PROM && opt.mode != M_VIEW)
+        return shimdump_err(DX_USAGE, "--gone goes with --list or --prometheus");
+    if (opt.all_users && opt.mode != M_CLEAN)
+        return shimdump_err(DX_USAGE, "--all-users goes with --clean");
     find_dir();
     /* (--check itself prints what fails, on stdout) */
     check_all = opt.mode != M_CHECK && getenv("SHIMDUMP_CHECK") &&
@@ -1324,10 +1497,11 @@ int main(int argc, char **argv)
     char **args = argv + optind;
     switch (opt.mode) {
     case M_LIST:
-    case M_CLEAN:
         if (nargs)
-            return shimdump_err(DX_USAGE, "%s takes no PID or FILE", opt.mode == M_LIST ? "--list" : "--clean");
-        return finish(opt.mode == M_LIST ? do_list() : do_clean());
+            return shimdump_err(DX_USAGE, "--list takes no PID or FILE");
+        return finish(do_list());
+    case M_CLEAN:
+        return finish(do_clean(args, nargs));
     case M_PROM:
         return finish(do_prometheus(args, nargs));
     case M_CHECK:

@@ -387,6 +387,17 @@ static char *bucket_str(char *dst, size_t cap, int b)
     return figfmt_bucket(dst, cap, b, FF_TERSE);
 }
 
+/* A median's bucket of d's blocks: its bound, or the uptime where that is
+ * less (fig_bucket_le_ns): "<=4.5m" for a process up 4.5 min, not "<=18m". */
+static char *median_str(char *dst, size_t cap, const struct dump *d, int b)
+{
+    int clamped;
+    if (b < 0)
+        return bucket_str(dst, cap, b);
+    uint64_t le = fig_bucket_le_ns(d, b, &clamped);
+    return clamped ? figfmt_le(dst, cap, le, FF_TERSE) : bucket_str(dst, cap, b);
+}
+
 /* The base name of an object's path. */
 static const char *obj_name(const struct dump *d, int obj)
 {
@@ -479,14 +490,14 @@ static void stack_ranking(FILE *f, const struct dump *d, const struct view_opts 
                 count_str(a, sizeof a, x->allocs_per_s);
             fprintf(f, "  %s%2zu%s  %9s allocs/s  %10s/s  avg %-9s  lifetime median %-8s  live %s\n",
                     on(o, BOLD), i + 1, on(o, OFF), a, figfmt_bytes(b, sizeof b, (uint64_t)x->bytes_per_s),
-                    figfmt_bytes(c, sizeof c, x->avg_alloc), bucket_str(e, sizeof e, x->life_median),
+                    figfmt_bytes(c, sizeof c, x->avg_alloc), median_str(e, sizeof e, d, x->life_median),
                     count_str(g, sizeof g, x->live_blocks));
         } else {
             fprintf(f, "  %s%2zu%s  %10s live  %8s blocks  avg %-9s  age median %-8s  %s allocs\n",
                     on(o, BOLD), i + 1, on(o, OFF),
                     figfmt_bytes(a, sizeof a, (uint64_t)(r == FR_LIVE ? x->live_bytes : x->long_bytes)),
                     count_str(b, sizeof b, x->live_blocks), figfmt_bytes(c, sizeof c, x->avg_live),
-                    bucket_str(e, sizeof e, x->age_median), count_str(g, sizeof g, x->allocs));
+                    median_str(e, sizeof e, d, x->age_median), count_str(g, sizeof g, x->allocs));
         }
         stack_frames(f, d, x->s, o, nframes);
     }
@@ -582,7 +593,11 @@ static void heading(FILE *f, const struct dump *d, const struct view_opts *o)
         fprintf(f, "  %sa saved snapshot, taken %s%s\n", on(o, YELLOW),
                 figfmt_utc(when, sizeof when, d->snap_ns), on(o, OFF));
     }
-    fprintf(f, "  %sconfig: %s%s\n", on(o, DIM), d->config, on(o, OFF));
+    /* cut to the view's 100 columns (a long shm_dir and a name pass them);
+     * --json has it whole */
+    int cw = (int)strlen(d->config) > 90 ? 87 : 90;
+    fprintf(f, "  %sconfig: %.*s%s%s\n", on(o, DIM), cw, d->config,
+            (int)strlen(d->config) > 90 ? "..." : "", on(o, OFF));
     if (d->sample <= 1)
         fprintf(f, "  sampling: every block tracked (sample:1); live requested bytes %s\n",
                 d->exact ? "exact" : "estimated (some blocks could not be tracked)");

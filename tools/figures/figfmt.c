@@ -96,17 +96,40 @@ char *figfmt_utc(char *dst, size_t cap, uint64_t ns)
     return strtime(dst, cap, ns, 0, "%Y-%m-%d %H:%M:%S UTC");
 }
 
+/* Each unit with its precision in either style: the page's microseconds
+ * to three digits (1, 4.1, 16, 66, 262), the terminal's milliseconds to
+ * three (4.1, 16.8). */
+static const struct { double div; const char *terse, *words, *tfmt, *wfmt; int digits; } bound_unit[] = {
+    { 1e3, "us", " \u00b5s", "<=%.0f%s", "%.3g%s", 3 }, { 1e6, "ms", " ms", "<=%.3g%s", "%.2g%s", 2 },
+    { 1e9, "s", " s", "<=%.2g%s", "%.2g%s", 2 }, { 60e9, "m", " min", "<=%.2g%s", "%.2g%s", 2 },
+    { 3600e9, "h", " h", "<=%.2g%s", "%.2g%s", 2 }, { 86400e9, "d", " d", "<=%.2g%s", "%.2g%s", 2 },
+};
+
+/* An upper bound of ns in its unit; rounded up to the digits shown where
+ * `up` is set (a bound that is not a bucket's own must not read lower). */
+static char *bound(char *dst, size_t cap, double ns, enum figfmt_style st, int up)
+{
+    static const double below[] = { 1e6, 1e9, 60e9, 3600e9, 86400e9, INFINITY };
+    int w = st == FF_WORDS;
+    unsigned u = 0;
+    while (ns >= below[u])
+        u++;
+    double v = ns / bound_unit[u].div;
+    if (up && v > 0) {
+        double m = pow(10, floor(log10(v)) + 1 - bound_unit[u].digits);
+        v = ceil(v / m - 1e-9) * m;
+        if (v * bound_unit[u].div >= below[u]) {   /* 59.5 s: 1 min, not 60 s */
+            v = v * bound_unit[u].div / bound_unit[u + 1].div;
+            u++;
+        }
+    }
+    snprintf(dst, cap, w ? bound_unit[u].wfmt : bound_unit[u].tfmt, v,
+             w ? bound_unit[u].words : bound_unit[u].terse);
+    return dst;
+}
+
 char *figfmt_bucket(char *dst, size_t cap, int b, enum figfmt_style st)
 {
-    /* each unit with its precision in either style: the page's
-     * microseconds to three digits (1, 4.1, 16, 66, 262), the terminal's
-     * milliseconds to three (4.1, 16.8) */
-    static const struct { double div; const char *terse, *words, *tfmt, *wfmt; } unit[] = {
-        { 1e3, "us", " \u00b5s", "<=%.0f%s", "%.3g%s" }, { 1e6, "ms", " ms", "<=%.3g%s", "%.2g%s" },
-        { 1e9, "s", " s", "<=%.2g%s", "%.2g%s" }, { 60e9, "m", " min", "<=%.2g%s", "%.2g%s" },
-        { 3600e9, "h", " h", "<=%.2g%s", "%.2g%s" }, { 86400e9, "d", " d", "<=%.2g%s", "%.2g%s" },
-    };
-    static const double below[] = { 1e6, 1e9, 60e9, 3600e9, 86400e9, INFINITY };
     int w = st == FF_WORDS;
     char t[32];
     if (b < 0)
@@ -116,13 +139,12 @@ char *figfmt_bucket(char *dst, size_t cap, int b, enum figfmt_style st)
         snprintf(dst, cap, w ? "> %s" : ">%s", w ? t : t + 2);
         return dst;
     }
-    double ns = (double)lifebucket_max_ns((unsigned)b);
-    unsigned u = 0;
-    while (ns >= below[u])
-        u++;
-    snprintf(dst, cap, w ? unit[u].wfmt : unit[u].tfmt, ns / unit[u].div,
-             w ? unit[u].words : unit[u].terse);
-    return dst;
+    return bound(dst, cap, (double)lifebucket_max_ns((unsigned)b), st, 0);
+}
+
+char *figfmt_le(char *dst, size_t cap, uint64_t ns, enum figfmt_style st)
+{
+    return bound(dst, cap, (double)ns, st, 1);
 }
 
 char *figfmt_class(char *dst, size_t cap, unsigned c, enum figfmt_style st)
@@ -143,5 +165,18 @@ char *figfmt_class(char *dst, size_t cap, unsigned c, enum figfmt_style st)
         snprintf(b, sizeof b, "%.4g", hi / div);
         snprintf(dst, cap, "%s-%s%s", a, b, *u ? u : " B");
     }
+    return dst;
+}
+
+char *figfmt_err(char *dst, size_t cap, double err, double v, enum figfmt_style st)
+{
+    const char *pm = st == FF_WORDS ? "\u00b1" : "+/-";
+    double pct = v > 0 && err > 0 ? 100.0 * err / v : 0;
+    if (!(pct > 0))
+        snprintf(dst, cap, "%s", "");
+    else if (pct < 0.05)   /* "0.0%" would say there is none */
+        snprintf(dst, cap, "%s<0.1%%", pm);
+    else
+        snprintf(dst, cap, pct < 9.95 ? "%s%.1f%%" : "%s%.0f%%", pm, pct);
     return dst;
 }

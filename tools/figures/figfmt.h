@@ -43,6 +43,16 @@ char *figfmt_utc(char *dst, size_t cap, uint64_t ns);
  * "≤" where it needs one). */
 char *figfmt_bucket(char *dst, size_t cap, int b, enum figfmt_style st);
 
+/* An upper bound of a duration that is not a bucket's own (a bucket's
+ * bound clamped to the uptime), rounded up to the digits shown: terse
+ * "<=4.5m", words "4.5 min" (the page writes its own "≤"). */
+char *figfmt_le(char *dst, size_t cap, uint64_t ns, enum figfmt_style st);
+
+/* A standard error err of an estimate v as a share of it: "+/-0.3%" (words
+ * "±0.3%"), "+/-12%"; one that rounds to nothing "+/-<0.1%", never
+ * "0.0%"; "" where there is none (err or v 0). */
+char *figfmt_err(char *dst, size_t cap, double err, double v, enum figfmt_style st);
+
 /* Size class c's label: "<=16 B" (words: "≤16 B"), "17-32 B", "8-10K",
  * ">64.0 MiB". */
 char *figfmt_class(char *dst, size_t cap, unsigned c, enum figfmt_style st);

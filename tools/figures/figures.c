@@ -133,8 +133,8 @@ void fig_waterfall(const struct dump *d, struct fig_step st[FS_COUNT])
     } else {
         st[FS_REQ].err = t->live_req_err;
         if (t->live_req && t->live_req_err)
-            snprintf(st[FS_REQ].label, sizeof st[FS_REQ].label, "live requested (estimate +/-%.1f%%)",
-                     100.0 * ratio(t->live_req_err, t->live_req));
+            snprintf(st[FS_REQ].label, sizeof st[FS_REQ].label, "live requested (estimate %s)",
+                     figfmt_err(b, sizeof b, (double)t->live_req_err, (double)t->live_req, FF_TERSE));
         else
             snprintf(st[FS_REQ].label, sizeof st[FS_REQ].label, "live requested (estimate)");
     }
@@ -245,6 +245,16 @@ int fig_median_bucket(const uint64_t *v)
         if ((acc += v[b]) * 2 >= sum)
             return (int)b;
     return LIFEBUCKET_LAST;
+}
+
+uint64_t fig_bucket_le_ns(const struct dump *d, int b, int *clamped)
+{
+    uint64_t le = lifebucket_max_ns(b < 0 ? 0 : (unsigned)b);
+    uint64_t up = (uint64_t)(fig_uptime_s(d) * 1e9);
+    int c = !d->inherited && up > 0 && up < le;
+    if (clamped)
+        *clamped = c;
+    return c ? up : le;
 }
 
 /* ---- Call sites ---- */
@@ -436,29 +446,39 @@ int fig_history(const struct dump *d, struct fig_history *h)
         size_t nt = d->ntiers < DUMP_TIERS_MAX ? d->ntiers : DUMP_TIERS_MAX;
         uint64_t cut[DUMP_TIERS_MAX], first = UINT64_MAX;
         int whole[DUMP_TIERS_MAX], finer_whole = 0;
+        size_t skip[DUMP_TIERS_MAX];
         struct fig_point *straddle = NULL;
         for (size_t t = 0; t < nt; t++) {
+            const struct dump_tier *tr = &d->tiers[t];
+            /* A fork child's segment goes on from its parent's copy: the
+             * points that end before its start are the parent's life, not
+             * its own (drawn at its start, they made one column of all of
+             * them). A tier that has such points reaches back past the
+             * start: it holds the child's whole life. */
+            skip[t] = 0;
+            while (skip[t] < tr->npoints && tr->points[skip[t]].last.t_ns < d->start_ns)
+                skip[t]++;
             cut[t] = first;   /* tier t is drawn only before the finer tiers begin */
             /* and not at all where a finer tier holds the whole life: then
              * no coarse point spans samples that the finer ones lack */
             whole[t] = finer_whole;
-            if (d->tiers[t].npoints && d->tiers[t].points[0].last.t_ns < first)
-                first = d->tiers[t].points[0].last.t_ns;
-            finer_whole |= d->tiers[t].npoints && d->tiers[t].dropped == 0;
-            cap += d->tiers[t].npoints;
+            if (skip[t] < tr->npoints && tr->points[skip[t]].last.t_ns < first)
+                first = tr->points[skip[t]].last.t_ns;
+            finer_whole |= skip[t] < tr->npoints && (tr->dropped == 0 || skip[t] > 0);
+            cap += tr->npoints - skip[t];
         }
         if (cap && !(h->pts = malloc(cap * sizeof *h->pts)))
             return ENOMEM;
         for (size_t t = nt; t-- > 0;) {
             const struct dump_tier *tr = &d->tiers[t];
-            for (size_t i = 0; i < tr->npoints; i++) {
+            for (size_t i = skip[t]; i < tr->npoints; i++) {
                 const struct dump_point *q = &tr->points[i];
                 struct fig_point *p;
                 /* at or after the finer tiers' start: kept only when its
                  * span begins before it (it follows a point before it, or,
                  * the tier's first, it spans samples from before) */
                 uint64_t span = (uint64_t)q->samples * d->interval_ms * 1000000ull;
-                int straddles = i > 0 ? tr->points[i - 1].last.t_ns < cut[t]
+                int straddles = i > skip[t] ? tr->points[i - 1].last.t_ns < cut[t]
                                       : q->last.t_ns - (q->last.t_ns > span ? span : q->last.t_ns) < cut[t];
                 if (q->last.t_ns >= cut[t] && (!straddles || cut[t] == 0 || whole[t]))
                     continue;
@@ -490,6 +510,8 @@ int fig_history(const struct dump *d, struct fig_history *h)
     if (d->nseries && !(h->pts = malloc(d->nseries * sizeof *h->pts)))
         return ENOMEM;
     for (size_t i = 0; i < d->nseries; i++) {
+        if (d->series[i].t_ns < d->start_ns)
+            continue;   /* a fork parent's, as above */
         point_from_sample(&h->pts[h->npts], &d->series[i]);
         h->pts[h->npts++].step_ms = d->interval_ms;
     }

@@ -122,6 +122,13 @@ void fig_class_of(const struct dump *d, unsigned c, struct fig_class *out);
  * when v is all 0. */
 int fig_median_bucket(const uint64_t *v);
 
+/* The upper bound to show of lifetime or age bucket b (>= 0) of d's
+ * blocks, in ns: the bucket's, but no more than d's uptime, which no block
+ * of the process outlives (a fork child's blocks from its parent can: not
+ * clamped); UINT64_MAX for the last bucket where unbounded. *clamped (when
+ * not NULL) says whether the uptime bounds it. */
+uint64_t fig_bucket_le_ns(const struct dump *d, int b, int *clamped);
+
 /* ---- Call sites ---- */
 
 enum fig_rank { FR_LIVE, FR_LONG, FR_RATE, FR_COUNT };
@@ -192,8 +199,10 @@ struct fig_history {
  * samples * d->interval_ms) reaches into the finer tiers is kept too,
  * placed just before them (t_ns one less than their first) with the values
  * of the first finer point and its own extremes: they cover samples that
- * no finer point holds. Returns 0, or ENOMEM with no points. The caller
- * frees h->pts. */
+ * no finer point holds. Points that end before d->start_ns (a fork
+ * child's copy of its parent's history) are left out, and a tier that has
+ * any holds the child's whole life. Returns 0, or ENOMEM with no points.
+ * The caller frees h->pts. */
 int fig_history(const struct dump *d, struct fig_history *h);
 
 /* The points of h from index `from` binned into ncols columns of equal

@@ -497,6 +497,9 @@ static void waterfall(FILE *f, const struct input *in, size_t n)
             fprintf(f, ">%s", figfmt_bytes(a, sizeof a, v));
             if (in[i].st[FS_REQ].v)
                 fprintf(f, " <span class=\"note\">(%.2f\u00d7)</span>", st->ratio);
+            if (k == FS_REQ && st->err)
+                fprintf(f, " <span class=\"note\">%s</span>",
+                        figfmt_err(b, sizeof b, (double)st->err, (double)st->v, FF_WORDS));
             if (st->age.stale)
                 fprintf(f, " <span class=\"warn\">taken %s ago</span>",
                         figfmt_dur(b, sizeof b, st->age.ns, FF_WORDS));
@@ -614,6 +617,13 @@ static void time_scale(const struct input *in, size_t n, int fine, double p0, do
     x->p1 = p1;
 }
 
+/* Whether d's peak RSS is of its own life: a fork child's segment keeps
+ * its parent's peak, from before the child's start, until it passes it. */
+static int peak_in_life(const struct dump *d)
+{
+    return d->peak_rss && d->peak_rss_ns >= d->start_ns;
+}
+
 /* The highest RSS or live bytes of the history (and the peak RSS). */
 static uint64_t history_max(const struct input *in, size_t n, int fine)
 {
@@ -626,7 +636,7 @@ static uint64_t history_max(const struct input *in, size_t n, int fine)
             if (p->live_max > m)
                 m = p->live_max;
         }
-        if (!fine && in[i].d->peak_rss > m)
+        if (!fine && peak_in_life(in[i].d) && in[i].d->peak_rss > m)
             m = in[i].d->peak_rss;
     }
     return m;
@@ -725,7 +735,7 @@ static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
     for (size_t i = 0; i < n && !fine; i++) {
         const struct dump *d = in[i].d;
         double px = htmlfmt_at(&x, since_start(d, d->peak_rss_ns));
-        if (!d->peak_rss || px < x.p0 - 0.5 || px > x.p1 + 0.5)
+        if (!peak_in_life(d) || px < x.p0 - 0.5 || px > x.p1 + 0.5)
             continue;
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#fff\" stroke=\"%s\" "
                    "stroke-width=\"2\"><title>",
@@ -1287,7 +1297,8 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
         for (size_t k = 0; k < cnt[i]; k++) {
             const struct fig_site *x = &site[i][k];
             const struct dump_stack *s = x->s;
-            int med = x->age_median;
+            int med = x->age_median, clamped = 0;
+            uint64_t le = med >= 0 ? fig_bucket_le_ns(d, med, &clamped) : 0;
             fprintf(f, "<tr data-stack=\"%u\" data-live-bytes=\"%.0f\" data-tracked-live-bytes=\"%llu\">"
                        "<td class=\"n\">%zu</td><td class=\"n\">%s<span class=\"bar\" style=\"width:%.1fpx;"
                        "background:%s\"></span></td>",
@@ -1298,8 +1309,9 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
                        "<td class=\"n\">%s</td><td class=\"l\"><ol class=\"frames\">\n",
                     figfmt_bytes(b, sizeof b, (uint64_t)x->long_bytes),
                     figfmt_count(c, sizeof c, x->live_blocks),
-                    med < 0 ? "-" : med == LIFEBUCKET_LAST ? "" : "\u2264",
-                    med < 0 ? "" : figfmt_bucket(e, sizeof e, med, FF_WORDS),
+                    med < 0 ? "-" : med == LIFEBUCKET_LAST && !clamped ? "" : "\u2264",
+                    med < 0 ? "" : clamped ? figfmt_le(e, sizeof e, le, FF_WORDS)
+                                           : figfmt_bucket(e, sizeof e, med, FF_WORDS),
                     figfmt_count(a, sizeof a, x->allocs));
             for (uint32_t j = 0; j < s->depth && s->frame0 + j < d->nframes; j++) {
                 if ((int)j == nframes)
