@@ -84,6 +84,7 @@ GETTER(g_vsz, const struct dump_sample *s = dump_last(d); if (!s) return 0; *v =
 GETTER(g_sample_age, *v = (double)st[FS_RSS].age.ns / 1e9; return st[FS_RSS].age.known)
 GETTER(g_peak, *v = (double)st[FS_PEAK].v; return st[FS_PEAK].have)
 GETTER(g_sample, *v = d->sample; return 1)
+GETTER(g_sample_bytes, *v = (double)d->sample_bytes; return 1)
 GETTER(g_start, *v = (double)(d->start_ns / 1000000000ull); return 1)
 #undef GETTER
 
@@ -116,7 +117,11 @@ static const struct metric metrics[] = {
     { "mallocshim_sample_age_seconds", "gauge",
       "How long before the snapshot the latest sample (RSS and the rest) was taken", g_sample_age },
     { "mallocshim_peak_rss_bytes", "gauge", "Highest RSS seen", g_peak },
-    { "mallocshim_sample_rate", "gauge", "1 in this many allocations is tracked", g_sample },
+    { "mallocshim_sample_rate", "gauge", "About 1 in this many small blocks is tracked (1: every block)",
+      g_sample },
+    { "mallocshim_sample_bytes", "gauge",
+      "Sampling by bytes: the mean bytes between tracked blocks as sizes grow (0: sizes do not count)",
+      g_sample_bytes },
     { "mallocshim_start_time_seconds", "gauge", "When recording started, Unix time", g_start },
 };
 

@@ -355,10 +355,9 @@ static void heat_map(FILE *f, const struct dump *d, const struct view_opts *o, i
                 max = v;
         }
     }
-    snprintf(note, sizeof note, "%s; tracked blocks%s%s",
+    snprintf(note, sizeof note, "%s; %s",
              ages ? "size class x age, blocks still live" : "size class x lifetime, blocks freed",
-             d->sample > 1 ? ", counts scaled by " : " (every block)",
-             d->sample > 1 ? count_str(a, sizeof a, d->sample) : "");
+             d->sample > 1 ? "estimated from the tracked blocks" : "every block tracked");
     title(f, o, ages ? "AGES OF LIVE BLOCKS" : "LIFETIMES", note);
     if (n == 0) {
         fprintf(f, "  (no tracked %s yet)\n", ages ? "live blocks" : "frees");
@@ -540,7 +539,7 @@ void view_stacks(FILE *f, const struct dump *d, const struct view_opts *o)
         return;
     }
     snprintf(note, sizeof note, "%zu stacks of up to %u frames; figures %s", d->nstacks,
-             d->stack_depth, d->sample > 1 ? "scaled from the tracked blocks" : "exact (sample:1)");
+             d->stack_depth, d->sample > 1 ? "estimated from the tracked blocks" : "exact (sample:1)");
     title(f, o, "CALL SITES BY LIVE BYTES", note);
     stacks_notes(f, d, o);
     stack_ranking(f, d, o, FR_LIVE, top, nframes);
@@ -598,12 +597,13 @@ static void heading(FILE *f, const struct dump *d, const struct view_opts *o)
     int cw = (int)strlen(d->config) > 90 ? 87 : 90;
     fprintf(f, "  %sconfig: %.*s%s%s\n", on(o, DIM), cw, d->config,
             (int)strlen(d->config) > 90 ? "..." : "", on(o, OFF));
+    char smp[120];
     if (d->sample <= 1)
         fprintf(f, "  sampling: every block tracked (sample:1); live requested bytes %s\n",
                 d->exact ? "exact" : "estimated (some blocks could not be tracked)");
     else
-        fprintf(f, "  sampling: 1 in %u blocks tracked; counts and usable bytes exact, requested "
-                   "bytes estimated\n", d->sample);
+        fprintf(f, "  sampling: %s tracked; counts and usable bytes exact, the rest estimated\n",
+                fig_sampling(d, smp, sizeof smp));
     for (size_t i = 0; i < nn; i++)
         fprintf(f, "  %snote: %s%s\n", on(o, sev_col[notes[i].sev]), notes[i].text, on(o, OFF));
 }

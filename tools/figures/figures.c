@@ -92,6 +92,24 @@ char *fig_backend_release(const struct dump *d, char *dst, size_t cap)
     return dst;
 }
 
+/* ---- Sampling ---- */
+
+char *fig_sampling(const struct dump *d, char *dst, size_t cap)
+{
+    char b[24];
+    if (d->sample <= 1) {
+        snprintf(dst, cap, "every block (sample:1)");
+    } else if (!d->sample_bytes) {
+        snprintf(dst, cap, "1 in %u blocks", d->sample);
+    } else {
+        /* p(u) >= 0.999 from u = G ln(1000) - G / N */
+        double g = (double)d->sample_bytes, u = g * log(1000.0) - g / d->sample;
+        snprintf(dst, cap, "by bytes: about 1 in %u small blocks, each block of %s or more",
+                 d->sample, figfmt_bytes(b, sizeof b, u > 0 ? (uint64_t)u : 0));
+    }
+    return dst;
+}
+
 /* ---- The waterfall ---- */
 
 static double ratio(uint64_t a, uint64_t b)

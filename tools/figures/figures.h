@@ -72,6 +72,13 @@ void fig_alloc_of(const struct dump *d, const struct dump_sample *s, struct fig_
  * "5.3.0-0-g54eaed1d8b..."): written to dst[cap], returned. */
 char *fig_backend_release(const struct dump *d, char *dst, size_t cap);
 
+/* ---- Sampling ---- */
+
+/* How blocks are tracked, in words, into dst[cap]: "every block (sample:1)",
+ * "1 in 256 blocks" (sizes not counted), or "by bytes: about 1 in 256 small
+ * blocks, each block of 3.4 MiB or more" (seg_track_p). Returns dst. */
+char *fig_sampling(const struct dump *d, char *dst, size_t cap);
+
 /* ---- The waterfall ---- */
 
 enum fig_step_id { FS_REQ, FS_USABLE, FS_INUSE, FS_FOOT, FS_RSS, FS_PEAK, FS_COUNT };

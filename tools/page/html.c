@@ -330,10 +330,8 @@ static void inputs_table(FILE *f, const struct input *in, size_t n)
         htmlfmt_esc(f, ver);
         fprintf(f, "</td><td>%s</td><td class=\"l\">",
                 figfmt_dur(a, sizeof a, (uint64_t)(fig_uptime_s(d) * 1e9), FF_WORDS));
-        if (d->sample <= 1)
-            fputs("every block", f);
-        else
-            fprintf(f, "1 in %u blocks", d->sample);
+        char smp[120];
+        htmlfmt_esc(f, fig_sampling(d, smp, sizeof smp));
         fprintf(f, "<span class=\"cfg\">a sample every %u ms</span></td><td class=\"l cfgc\">",
                 d->interval_ms);
         config_text(f, d->config);
@@ -1077,8 +1075,8 @@ static void heat_maps(FILE *f, const struct input *in, size_t n, int ages)
     fprintf(f, "<section id=\"%s\">\n<h2>%s</h2>\n", ages ? "ages" : "lifetimes",
             ages ? "Ages of live blocks" : "Lifetimes of freed blocks");
     fprintf(f, "<p class=\"lead\">%s, by size class (rows) and %s (columns, a log scale: each column "
-               "4 times the one before). Cells are estimated blocks (tracked blocks times the sample "
-               "rate), coloured on one log scale for every input.%s</p>\n",
+               "4 times the one before). Cells are estimated blocks (tracked blocks, each "
+               "counted for 1/p of them, p its chance to be tracked), coloured on one log scale for every input.%s</p>\n",
             ages ? "Blocks still live, by how long ago they were allocated"
                  : "Blocks freed since the start, by how long they lived",
             what, ages ? " Long-lived blocks on the right are what a cache keeps; a class that "
@@ -1252,7 +1250,8 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
         top = 64;
     fputs("<section id=\"sites\">\n<h2>Top call sites</h2>\n", f);
     fprintf(f, "<p class=\"lead\">The stacks whose tracked blocks hold the most live bytes, innermost "
-               "frame first. Figures are tracked blocks times the sample rate (exact with sample:1); "
+               "frame first. Figures are estimated from the tracked blocks, each counted for 1/p of them, p "
+               "its chance to be tracked (exact with sample:1); "
                "long-lived: older than %s. The bars share one scale.</p>\n",
             figfmt_bucket(a, sizeof a, (int)(o->long_bucket), FF_WORDS));
     for (size_t i = 0; i < n; i++) {
