@@ -20,6 +20,7 @@
 #include "rec.h"
 
 #include <limits.h>
+#include <math.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -753,8 +754,9 @@ const struct backend_ops *rec_ops_init(const struct backend_ops *backend)
     hot.usable_for = backend->usable_for;
     uc_table = backend->usable_for && uc_fill(backend->usable_for);
     hot.filter = filter;
-    /* sample:1: every allocation's cost runs the countdown out */
-    hot.cost_b = sample_n <= 1 ? LONG_MAX / 4 : (long)(sample_gap / (double)sample_n);
+    /* B = -G ln(1 - 1/N) (seg_track_p); sample:1: every allocation's cost
+     * runs the countdown out */
+    hot.cost_b = sample_n <= 1 ? LONG_MAX / 4 : (long)(-sample_gap * log1p(-1.0 / (double)sample_n) + 0.5);
     if (hot.cost_b < 1)
         hot.cost_b = 1;
     if (sample_n == 1) {

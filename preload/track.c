@@ -258,11 +258,13 @@ static long draw_countdown(void)
 }
 
 /* The weight of a block of usable size u tracked now: 1/p(u), as an IEEE
- * binary32's bits (seg_track.weight). */
+ * binary32's bits (seg_track.weight); p from the cost the countdown took
+ * (hot.cost_b, B rounded to a byte: seg_track_p less that rounding). */
 static uint32_t weight_of(size_t usable)
 {
     union { float f; uint32_t u; } v;
-    double w = 1.0 / seg_track_p((uint32_t)(sample_n > 0 ? sample_n : 1), sample_bytes, usable);
+    double p = sample_n <= 1 ? 1.0 : -expm1(-((double)usable + (double)hot.cost_b) / sample_gap);
+    double w = p > 0 ? 1.0 / p : 1e30;
     v.f = (float)(w < 1e30 ? w : 1e30);
     return v.u;
 }

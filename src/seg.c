@@ -182,7 +182,6 @@ double seg_track_p(uint32_t sample, uint64_t sample_bytes, uint64_t usable)
 {
     if (sample <= 1)
         return 1.0;
-    double g = seg_gap(sample_bytes);
-    double p = -expm1(-((double)usable + g / sample) / g);
+    double p = -expm1(log1p(-1.0 / sample) - (double)usable / seg_gap(sample_bytes));
     return p > 0 ? (p < 1 ? p : 1.0) : 1e-30;
 }

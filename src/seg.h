@@ -502,13 +502,14 @@ struct seg_header {
 };
 
 /* The probability that a block of usable size u is tracked, under sample
- * N and sample_bytes G. Each allocation costs u + G/N bytes of a Poisson
- * process of mean G over those costs, and the block is tracked when a point
- * falls in its cost:
- *   p(u) = 1 - exp(-(u + G/N) / G)
- * about 1/N for small blocks, about u/G for blocks far below G, and 1 for
- * those far above it. N = 1: every block (p = 1). G = 0: sizes do not count
- * (SEG_GAP_OFF stands for it: p = 1 - exp(-1/N)). */
+ * N and sample_bytes G. Each allocation costs u + B bytes of a Poisson
+ * process of mean G over those costs, B = -G ln(1 - 1/N), and the block is
+ * tracked when a point falls in its cost:
+ *   p(u) = 1 - exp(-(u + B) / G) = 1 - (1 - 1/N) exp(-u / G)
+ * the chance that a coin of 1/N or a Poisson process over its bytes picks
+ * it: 1/N for the smallest blocks, about 1/N + u/G for blocks far below G,
+ * and 1 for those far above it. N = 1: every block (p = 1). G = 0: sizes do
+ * not count (SEG_GAP_OFF stands for it: p = 1/N, as good as exactly). */
 #define SEG_GAP_OFF (1ull << 52)
 
 static inline double seg_gap(uint64_t sample_bytes)

@@ -124,10 +124,11 @@ int main(int argc, char **argv)
         unsigned su, so;
         surely(s, lifebucket_max_ns(7) + 1, &su, &so);
         for (unsigned k = 0; k < LIFEBUCKET_COUNT; k++) {
+            /* weighted counts (seg.h, "Weights"), of weight 1 each */
             if (k < 8)
-                fast += ty->lifetime[k] - tx->lifetime[k];
+                fast += (ty->lifetime[k] - tx->lifetime[k]) / SEG_W_ONE;
             else
-                slow += ty->lifetime[k] - tx->lifetime[k];
+                slow += (ty->lifetime[k] - tx->lifetime[k]) / SEG_W_ONE;
         }
         CHECK(fast + slow == 100 && fast >= su && slow >= so && su >= 1 && so >= 1);
         if (allocs != N || frees != 100 || fast + slow != 100 || fast < su || slow < so)
@@ -189,7 +190,7 @@ int main(int argc, char **argv)
     for (size_t s = 0; s < NS; s++) {
         uint64_t old = 0;
         for (unsigned k = 11; k < LIFEBUCKET_COUNT; k++)
-            old += ag.count[cls[s]][k];
+            old += ag.count[cls[s]][k] / SEG_W_ONE;
         CHECK(old >= 100);
         if (old < 100)
             fprintf(stderr, "size %zu: %llu live blocks aged over 1 s\n", sizes[s], (unsigned long long)old);

@@ -577,17 +577,18 @@ START_TEST(seg_req_stderr_formula)
 }
 END_TEST
 
-/* seg_track_p: about 1/N for small blocks, about u/G for blocks far below
- * G, 1 far above it; every block with sample:1; and its weight 1/p is what
- * makes a tracked sum unbiased. */
+/* seg_track_p: 1/N for the smallest blocks, a coin of 1/N or a Poisson
+ * process over the bytes for the rest, 1 far above G; every block with
+ * sample:1. */
 START_TEST(seg_track_p_shape)
 {
     ck_assert_double_eq(seg_track_p(1, 1 << 20, 100), 1.0);
-    ck_assert_double_eq_tol(seg_track_p(256, 1 << 20, 0), 1 - exp(-1.0 / 256), 1e-12);
-    ck_assert_double_eq_tol(seg_track_p(256, 1 << 20, 1000), 1 - exp(-(1000 + 4096) / 1048576.0), 1e-12);
+    ck_assert_double_eq_tol(seg_track_p(256, 1 << 20, 0), 1.0 / 256, 1e-12);
+    ck_assert_double_eq_tol(seg_track_p(256, 1 << 20, 1000), 1 - 255.0 / 256 * exp(-1000 / 1048576.0), 1e-12);
     ck_assert(seg_track_p(256, 1 << 20, 8u << 20) > 0.9996);
     /* sample_bytes 0: sizes do not count */
-    ck_assert_double_eq_tol(seg_track_p(256, 0, 8u << 20), 1 - exp(-1.0 / 256), 1e-6);
+    ck_assert_double_eq_tol(seg_track_p(256, 0, 8u << 20), 1.0 / 256, 1e-8);   /* u / 2^52 */
+    ck_assert_double_eq_tol(seg_track_p(2, 0, 1000), 0.5, 1e-9);
     /* grows with the size */
     for (uint64_t u = 1; u < (1ull << 40); u *= 3)
         ck_assert(seg_track_p(256, 1 << 20, u) <= seg_track_p(256, 1 << 20, u * 3));
