@@ -42,7 +42,7 @@ per_pair() {  # per_pair PRELOAD CONF SIZE [MODE]
 
 echo "# instructions per malloc+free pair (callgrind, 1 thread): bare; the shim with"
 echo "# record:off (dispatch) and what it adds; with recording but no block tracked"
-echo "# (sample:2^30: the untracked path); at the default sampling; with sample:1"
+echo "# (sample:2^30, sample_bytes:0: the untracked path); at the default sampling; with sample:1"
 printf '%-9s %6s %8s %8s %8s %10s %10s %10s\n' backend size bare dispatch added untracked recording sample:1
 for b in glibc jemalloc tcmalloc; do
     case $b in
@@ -53,7 +53,7 @@ for b in glibc jemalloc tcmalloc; do
     for size in 16 4096 16384; do
         x=$(per_pair "$pre" "" $size)
         y=$(per_pair "$shim" "backend:$b,record:off" $size)
-        v=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,seed:1,sample:1073741824" $size)
+        v=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,seed:1,sample:1073741824,sample_bytes:0" $size)
         z=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,seed:1" $size)
         w=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,seed:1,sample:1" $size)
         printf '%-9s %6s %8s %8s %8s %10s %10s %10s\n' $b $size "$x" "$y" \

@@ -11,7 +11,8 @@
 # to libunwind (preload/stack.c), so the figure is the steady state.
 # Per backend: bare (glibc alone; libjemalloc.so.2 or libtcmalloc_minimal.so.4
 # preloaded alone), the shim with record:off, recording with no block
-# tracked (sample:2^30), recording at the default sampling with stacks:0,
+# tracked (sample:2^30, sample_bytes:0), recording at the default sampling with stacks:0,
+# sampling by counts alone (sample_bytes:0, 1 in 256 whatever the size),
 # and at the default sampling; instructions per read and bare / run (the
 # ratio of reads per instruction, 1 where the shim costs nothing).
 # Instructions are not time: cache misses and the sampler thread's passes

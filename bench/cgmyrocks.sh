@@ -11,7 +11,8 @@
 # of the two runs over LONG - SHORT cancels the warm-up and the connections.
 # Per backend: bare (glibc alone; libjemalloc.so.2 or libtcmalloc_minimal.so.4
 # preloaded alone), the shim with record:off, recording with no block tracked
-# (sample:2^30), recording with stacks:0, and at the default sampling;
+# (sample:2^30, sample_bytes:0), recording with stacks:0, by counts alone
+# (sample_bytes:0), and at the default sampling;
 # instructions per query and bare / run. Instructions are not time: cache
 # misses and the sampler thread's passes are not in them.
 # Needs root, mariadb-server, mariadb-plugin-rocksdb, sysbench and valgrind.

@@ -15,7 +15,7 @@
 # RUNS (the runs besides bare: "shim shim1", and heaptrack for glibc; also
 # "nostacks": the shim at the default sampling with stacks:0; "off": the
 # shim with record:off, its dispatch alone; "untracked": recording with
-# sample:2^30, its counting alone, no block tracked).
+# sample:2^30 and sample_bytes:0, its counting alone, no block tracked).
 set -eu
 
 rounds=${1:-5}
@@ -82,7 +82,7 @@ for b in $backends; do
             shim1) one shim1 "$shim" "backend:$b,record:on,sample:1,shm_dir:$W/shm" ;;
             nostacks) one nostacks "$shim" "backend:$b,record:on,stacks:0,shm_dir:$W/shm" ;;
             off) one off "$shim" "backend:$b,record:off" ;;
-            untracked) one untracked "$shim" "backend:$b,record:on,sample:1073741824,shm_dir:$W/shm" ;;
+            untracked) one untracked "$shim" "backend:$b,record:on,sample:1073741824,sample_bytes:0,shm_dir:$W/shm" ;;
             heaptrack) one heaptrack "" "" ;;
             esac
             k=$((k + 1))

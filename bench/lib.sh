@@ -45,7 +45,8 @@ bare_lib() {
 
 # cg_table PER: the rows of an instruction count's table (bench/cgdbbench.sh,
 # bench/cgmyrocks.sh): for each backend in $backends, bare, then the shim
-# with record:off, untracked (sample:2^30), stacks:0 and the default
+# with record:off, untracked (sample:2^30, sample_bytes:0), stacks:0, by counts
+# alone (sample_bytes:0) and the default
 # sampling, each counted by `PER PRELOAD CONF` (a number per unit of work),
 # with what the shim adds and bare / run. Needs $shim, $libdir and $W/shm.
 cg_table() {
@@ -53,11 +54,12 @@ cg_table() {
         x=$($1 "$(bare_lib $b)" "") || exit 1
         printf '%-9s %-20s %12s %8s %8s\n' $b bare "$x" "" ""
         rec="backend:$b,record:on,shm_dir:$W/shm,seed:1"
-        for run in off untracked stacks:0 default; do
+        for run in off untracked stacks:0 by-counts default; do
             case $run in
             off) c="backend:$b,record:off" ;;
-            untracked) c="$rec,sample:1073741824" ;;
+            untracked) c="$rec,sample:1073741824,sample_bytes:0" ;;
             stacks:0) c="$rec,stacks:0" ;;
+            by-counts) c="$rec,sample_bytes:0" ;;   # 1 in 256 whatever the size
             default) c="$rec" ;;
             esac
             y=$($1 "$shim" "$c") || exit 1

@@ -602,7 +602,7 @@ static void heading(FILE *f, const struct dump *d, const struct view_opts *o)
         fprintf(f, "  sampling: every block tracked (sample:1); live requested bytes %s\n",
                 d->exact ? "exact" : "estimated (some blocks could not be tracked)");
     else
-        fprintf(f, "  sampling: %s tracked; counts and usable bytes exact, the rest estimated\n",
+        fprintf(f, "  sampling: %s tracked; counts and usable bytes exact\n",
                 fig_sampling(d, smp, sizeof smp));
     for (size_t i = 0; i < nn; i++)
         fprintf(f, "  %snote: %s%s\n", on(o, sev_col[notes[i].sev]), notes[i].text, on(o, OFF));

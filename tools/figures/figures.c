@@ -104,7 +104,7 @@ char *fig_sampling(const struct dump *d, char *dst, size_t cap)
     } else {
         /* p(u) >= 0.999 from u = G ln(1000) - G / N */
         double g = (double)d->sample_bytes, u = g * log(1000.0) - g / d->sample;
-        snprintf(dst, cap, "by bytes: about 1 in %u small blocks, each block of %s or more",
+        snprintf(dst, cap, "about 1 in %u small blocks, every block of %s or more",
                  d->sample, figfmt_bytes(b, sizeof b, u > 0 ? (uint64_t)u : 0));
     }
     return dst;

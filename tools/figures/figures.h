@@ -75,8 +75,8 @@ char *fig_backend_release(const struct dump *d, char *dst, size_t cap);
 /* ---- Sampling ---- */
 
 /* How blocks are tracked, in words, into dst[cap]: "every block (sample:1)",
- * "1 in 256 blocks" (sizes not counted), or "by bytes: about 1 in 256 small
- * blocks, each block of 3.4 MiB or more" (seg_track_p). Returns dst. */
+ * "1 in 256 blocks" (sizes not counted), or "about 1 in 256 small blocks,
+ * every block of 3.37 MiB or more" (by bytes: seg_track_p). Returns dst. */
 char *fig_sampling(const struct dump *d, char *dst, size_t cap);
 
 /* ---- The waterfall ---- */
