@@ -152,8 +152,10 @@ for b in $(backends); do
         grep -Eq '\(  100%\): sites$' "$d/tags" && grep -Eq "\(  100%\): $b\$" "$d/tags" &&
         grep -Eq "\(  100%\): $pid\$" "$d/tags" &&
         grep -q "^mallocshim heap profile: pid $pid (sites), backend $b " "$d/comments" &&
-        grep -q '^sampling: every allocation tracked (sample:1)' "$d/comments"
-    ok $? "$b: go tool pprof -tags: age, size class 14-16K, process, pid and backend; -comments: the sampling" ||
+        grep -q '^sampling: every allocation tracked (sample:1)' "$d/comments" &&
+        grep -q "^inuse_space: $live B, standard error 0 B; live requested bytes of all blocks (the counters): $live B" \
+            "$d/comments"
+    ok $? "$b: go tool pprof -tags: age, size class 14-16K, process, pid and backend; -comments: the sampling, both totals" ||
         diag "$d/tags" "$d/comments" "$TMP/pprof.err"
     # a saved snapshot, its process gone: the same profile's figures
     stop_sites "$d"

@@ -103,6 +103,8 @@ struct build {
     size_t ncomment, capcomment;
     int64_t k_age, k_bytes, k_class, k_process, k_pid, k_backend, u_bytes;
     int64_t s_process, s_backend;
+    int64_t inuse_space;       /* the samples' sum */
+    double inuse_var;          /* its variance: the stacks' estimates' squared errors */
     int oom;                   /* a step ran out of memory: the build fails */
 };
 
@@ -404,6 +406,8 @@ static void add_stack(struct build *b, size_t i, uint64_t *locbuf)
     int64_t objs = est_int(site.live_blocks), bytes = est_int(site.live_bytes);
     if (!objs && !bytes)
         return;
+    b->inuse_space += bytes;
+    b->inuse_var += site.live_bytes_err * site.live_bytes_err;
     int64_t cls = 0;
     if (st->live_count)
         cls = str_of(b, figfmt_class(t, sizeof t, sizeclass_of(st->live_usable / st->live_count),
@@ -443,6 +447,9 @@ static void add_nostack(struct build *b)
                            est_int(fig_est(d, d->nostack_live_req)) };
     if (!v[V_INUSE_OBJECTS] && !v[V_INUSE_SPACE])
         return;
+    b->inuse_space += v[V_INUSE_SPACE];
+    double err = fig_est_err(d, (double)v[V_INUSE_SPACE], d->nostack_live_count);
+    b->inuse_var += err * err;
     uint64_t fn = function_of(b, "[no call stack]", NULL);
     uint64_t loc = fn ? location_new(b, 0, -1, fn, 0, 0) : 0;
     if (loc)
@@ -467,8 +474,12 @@ static void add_comments(struct build *b)
     comment(b, "inuse_*: tracked blocks live now, by call stack and age (label age); "
                "alloc_*: allocations since the start, %s ago",
             figfmt_elapsed(up, sizeof up, fig_uptime_s(d)));
-    comment(b, "live requested bytes of all blocks (the counters): %llu, standard error %llu",
-            (unsigned long long)d->total.live_req, (unsigned long long)d->total.live_req_err);
+    /* the two totals side by side, each with its error, so that a reader
+     * sees that they agree */
+    comment(b, "inuse_space: %lld B, standard error %.0f B; live requested bytes of all blocks "
+               "(the counters): %llu B, standard error %llu B",
+            (long long)b->inuse_space, sqrt(b->inuse_var), (unsigned long long)d->total.live_req,
+            (unsigned long long)d->total.live_req_err);
     if (d->stacks_dropped || d->stacks_failed)
         comment(b, "stacks: %llu did not fit the table and %llu could not be taken: their live "
                    "blocks are under [no call stack]",
@@ -635,13 +646,13 @@ int pprof_build(const struct dump *d, unsigned char **out, size_t *len)
     b.k_backend = str_of(&b, "backend");
     b.s_process = str_of(&b, d->comm);
     b.s_backend = str_of(&b, d->backend);
-    add_comments(&b);
 
     if (!(locbuf = calloc(d->stack_depth, sizeof *locbuf)))
         goto out;
     for (size_t i = 0; i < d->nstacks && !b.oom; i++)
         add_stack(&b, i, locbuf);
     add_nostack(&b);
+    add_comments(&b);
     if (b.oom || add_mappings(&b, &maps, &nmaps) != 0)
         goto out;
 
