@@ -11,6 +11,7 @@
 #include "figures.h"
 #include "find.h"
 #include "html.h"
+#include "pprof.h"
 #include "prom.h"
 #include "view.h"
 
@@ -36,7 +37,7 @@
 #include <unistd.h>
 
 enum mode { M_VIEW, M_LIST, M_WATCH, M_EVENTS, M_JSON, M_PROM, M_DIFF, M_CLEAN, M_HTML, M_CAPTURE,
-             M_CHECK };
+             M_CHECK, M_PPROF };
 
 static struct {
     enum mode mode;
@@ -894,6 +895,40 @@ static int do_html(char **args, int nargs)
     return rc;
 }
 
+/* --pprof: the call stacks as a gzip'd pprof profile (pprof.h) on standard
+ * output, written once it is whole, and never to a terminal. */
+static int do_pprof(const char *arg)
+{
+    struct target t;
+    struct dump d;
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (pprof_missing())
+        return shimdump_err(DX_USAGE, "--pprof: %s", pprof_missing());
+    if (isatty(STDOUT_FILENO))
+        return shimdump_err(DX_USAGE, "--pprof: standard output is a terminal; redirect it to a file "
+                            "(shimdump --pprof %s > heap.pb.gz)", arg);
+    name_frames = 1;
+    if ((rc = target_open(&t, arg)) != DX_OK)
+        return rc;
+    rc = target_read(&t, &d);
+    dump_map_close(&t.map);
+    if (rc)
+        return rc;
+    rc = pprof_build(&d, &buf, &len);
+    if (rc == EINVAL)
+        rc = shimdump_err(DX_USAGE, "%s: no call stacks to profile: the process runs with stacks:0", arg);
+    else if (rc)
+        rc = shimdump_err(DX_SYS, "%s: out of memory making the profile", arg);
+    dump_free(&d);
+    if (rc == DX_OK && (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0))
+        rc = shimdump_err(DX_SYS, "standard output: %s", strerror(errno ? errno : EIO));
+    free(buf);
+    return rc;
+}
+
 /* What --clean did with one segment. */
 enum clean_result { CL_REMOVED, CL_RUNS, CL_FOREIGN, CL_NONE, CL_OTHERS, CL_FAILED };
 
@@ -1306,6 +1341,9 @@ static void usage(FILE *f)
           "  -d, --diff A B              two pids or files side by side\n"
           "      --html INPUT...         one self-contained HTML page (to stdout) of up to 8\n"
           "                              pids or files side by side: charts and their tables\n"
+          "      --pprof PID|FILE        the call sites as a gzip'd pprof heap profile (to\n"
+          "                              stdout), for go tool pprof: in-use and allocated\n"
+          "                              objects and bytes, by stack and age\n"
           "      --check PID|FILE...     hold each snapshot to the invariants every one must\n"
           "                              hold; print those it breaks, with their figures\n"
           "      --invariants            the invariants, one per line\n"
@@ -1350,7 +1388,7 @@ int main(int argc, char **argv)
 {
     enum { O_NOFOLLOW_EV = 256, O_CLEAN, O_DIR, O_ASCII, O_COLOR, O_NOCOLOR, O_TOP, O_FRAMES,
            O_MINAGE, O_SCHEMA, O_SINCE, O_HTML, O_CAPTURE, O_CHECK, O_INVARIANTS, O_GONE,
-           O_ALL_USERS };
+           O_ALL_USERS, O_PPROF };
     static const struct option longopts[] = {
         { "list", no_argument, NULL, 'l' },
         { "watch", optional_argument, NULL, 'w' },
@@ -1361,6 +1399,7 @@ int main(int argc, char **argv)
         { "prometheus", no_argument, NULL, 'p' },
         { "diff", no_argument, NULL, 'd' },
         { "html", no_argument, NULL, O_HTML },
+        { "pprof", no_argument, NULL, O_PPROF },
         { "clean", no_argument, NULL, O_CLEAN },
         { "gone", no_argument, NULL, O_GONE },
         { "all-users", no_argument, NULL, O_ALL_USERS },
@@ -1412,6 +1451,7 @@ int main(int argc, char **argv)
         case 'p': opt.mode = M_PROM; modes++; break;
         case 'd': opt.mode = M_DIFF; modes++; break;
         case O_HTML: opt.mode = M_HTML; modes++; break;
+        case O_PPROF: opt.mode = M_PPROF; modes++; break;
         case O_CLEAN: opt.mode = M_CLEAN; modes++; break;
         case O_GONE: opt.gone = 1; break;
         case O_ALL_USERS: opt.all_users = 1; break;
@@ -1476,7 +1516,7 @@ int main(int argc, char **argv)
     }
     if (modes > 1)
         return shimdump_err(DX_USAGE, "choose one of --list, --watch, --events, --json, --prometheus, "
-                             "--diff, --html, --check, --clean and --capture");
+                             "--diff, --html, --pprof, --check, --clean and --capture");
     if (opt.output && opt.mode != M_CAPTURE)
         return shimdump_err(DX_USAGE, "--output goes with --capture");
     if (opt.gone && opt.mode != M_LIST && opt.mode != M_PROM && opt.mode != M_VIEW)
@@ -1531,6 +1571,8 @@ int main(int argc, char **argv)
             return finish(do_watch(args[0]));
         if (opt.mode == M_EVENTS)
             return finish(do_events(args[0]));
+        if (opt.mode == M_PPROF)
+            return finish(do_pprof(args[0]));
         return finish(do_view(args[0]));
     }
 }

@@ -171,7 +171,9 @@ struct dump {
     int symbolized;                    /* frames have been named (or came named from JSON) */
     uint64_t stacks_used, stacks_dropped, stacks_failed, objs_dropped;
     uint64_t fast_threads, fast_moves;   /* threads on libunwind: now, in all */
-    uint64_t nostack_live_count, nostack_live_req;   /* live tracked blocks without a stack */
+    uint64_t nostack_live_count, nostack_live_req;   /* live blocks without a stack (estimates) */
+    uint64_t nostack_live_req_err;                   /* nostack_live_req's standard error
+                                                        (0 when read from JSON) */
     uint64_t ages_at_ns;               /* CLOCK_MONOTONIC the stacks' ages are counted to */
     size_t nobjs, nstacks, nframes;
     struct dump_obj *objs;             /* malloc'ed (all three) */

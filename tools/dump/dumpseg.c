@@ -333,6 +333,7 @@ struct stack_scan {
     uint64_t now;
     struct stack_var *var;     /* per dump.stacks entry */
     uint64_t nostack_fixed;    /* the blocks without a stack, fixed point */
+    double nostack_var;
 };
 
 /* A tracked live block into its stack's estimates: its weight w times it,
@@ -349,6 +350,7 @@ static void stack_add_block(const struct seg_track *e, void *arg)
     if (id == 0 || id > sc->cap || sc->index[id] == 0) {
         sc->nostack_fixed = add_sat(sc->nostack_fixed, seg_w_count(w));
         sc->d->nostack_live_req = add_sat(sc->d->nostack_live_req, wreq);
+        sc->nostack_var += (double)w * ((double)w - 1) * (double)req * (double)req;
         return;
     }
     size_t i = sc->index[id] - 1;
@@ -554,7 +556,7 @@ static void read_stacks(struct dump *d, const void *base, const struct seg_heade
     /* Ages up to now for a live process (the table's clock is
      * CLOCK_MONOTONIC); for one that is gone, or a copied file, up to its
      * sampler's last pass, or else its start. */
-    struct stack_scan sc = { d, index, h->stacks_cap, 0, NULL, 0 };
+    struct stack_scan sc = { d, index, h->stacks_cap, 0, NULL, 0, 0 };
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     sc.now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -567,6 +569,7 @@ static void read_stacks(struct dump *d, const void *base, const struct seg_heade
     }
     scan_track(base, h, stack_add_block, &sc);
     d->nostack_live_count = w_blocks(sc.nostack_fixed);
+    d->nostack_live_req_err = root(sc.nostack_var);
     for (size_t i = 0; i < d->nstacks; i++) {
         struct dump_stack *s = &d->stacks[i];
         s->live_count = w_blocks(s->live_count);
