@@ -33,6 +33,30 @@ skip() {  # skip DESCRIPTION REASON
     echo "ok $tap_n - $1 # SKIP $2"
 }
 
+# need_other_user DESCRIPTION: a test that plays another user (uid 65534)
+# against root's processes needs root, setpriv and ns_last_pid (to give a
+# process a pid of its choosing); without them it skips DESCRIPTION and
+# ends the test. Sets PY: the system's python, which another user may run
+# (root's own may live in /root).
+need_other_user() {
+    PY=/usr/bin/python3
+    [ -x "$PY" ] || PY=$(command -v python3)
+    if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null || [ ! -w /proc/sys/kernel/ns_last_pid ]; then
+        skip "$1" "needs root, setpriv and a writable /proc/sys/kernel/ns_last_pid"
+        done_testing
+        exit
+    fi
+}
+
+# need_zstd: shimreplay's tests need a build with libzstd; else they skip.
+need_zstd() {
+    if [ "${HAVE_ZSTD:-no}" != yes ]; then
+        skip "shimreplay" "built without libzstd"
+        done_testing
+        exit $?
+    fi
+}
+
 diag() {
     sed 's/^/# /' "$@" >&2
 }

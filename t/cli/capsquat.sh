@@ -12,15 +12,7 @@
 . "$TOP_SRCDIR/t/lib.sh"
 
 SD="$TOP_BUILDDIR/tools/shimdump"
-# the system's python, which another user may run (root's own may live in /root)
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=$(command -v python3)
-if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null || [ ! -w /proc/sys/kernel/ns_last_pid ]; then
-    skip "a squatter of another user on the capture socket" \
-        "needs root, setpriv and a writable /proc/sys/kernel/ns_last_pid"
-    done_testing
-    exit
-fi
+need_other_user "a squatter of another user on the capture socket"
 
 # the squatter's own folder: $TMP is root's alone
 att=$(mktemp -d /tmp/mallocshim-squat.XXXXXX)

@@ -12,14 +12,7 @@
 . "$TOP_SRCDIR/t/lib.sh"
 
 SD="$TOP_BUILDDIR/tools/shimdump"
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=$(command -v python3)
-if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null || [ ! -w /proc/sys/kernel/ns_last_pid ]; then
-    skip "files planted by another user at a segment's name" \
-        "needs root, setpriv and a writable /proc/sys/kernel/ns_last_pid"
-    done_testing
-    exit
-fi
+need_other_user "files planted by another user at a segment's name"
 
 # The shared directory, sticky like /dev/shm, in a folder the attacker may
 # enter ($TMP is root's alone).

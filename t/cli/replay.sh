@@ -14,11 +14,7 @@
 # options.
 . "$TOP_SRCDIR/t/lib.sh"
 
-if [ "${HAVE_ZSTD:-no}" != yes ]; then
-    skip "shimreplay" "built without libzstd"
-    done_testing
-    exit $?
-fi
+need_zstd
 
 SR="$TOP_BUILDDIR/tools/shimreplay"
 MK="$TOP_BUILDDIR/t/replay/mktrace"

@@ -10,11 +10,7 @@
 # code, nothing on stdout.
 . "$TOP_SRCDIR/t/lib.sh"
 
-if [ "${HAVE_ZSTD:-no}" != yes ]; then
-    skip "shimreplay" "built without libzstd"
-    done_testing
-    exit $?
-fi
+need_zstd
 
 SR="$TOP_BUILDDIR/tools/shimreplay"
 MK="$TOP_BUILDDIR/t/replay/mkhostile"

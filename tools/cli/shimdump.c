@@ -452,6 +452,18 @@ static int target_read(struct target *t, struct dump *d)
     return DX_OK;
 }
 
+/* Opens arg and reads it into d, printing any error. Returns a DX code. */
+static int target_load(const char *arg, struct dump *d)
+{
+    struct target t;
+    int rc = target_open(&t, arg);
+    if (rc != DX_OK)
+        return rc;
+    rc = target_read(&t, d);
+    dump_map_close(&t.map);
+    return rc;
+}
+
 /* ---- Output settings ---- */
 
 static void count_line(const char *name, const char *why, void *ctx)
@@ -505,16 +517,11 @@ static void view_setup(struct view_opts *vo)
 
 static int do_view(const char *arg)
 {
-    struct target t;
     struct dump d;
     struct view_opts vo;
-    int rc = target_open(&t, arg);
+    int rc;
     name_frames = 1;
-    if (rc)
-        return rc;
-    rc = target_read(&t, &d);
-    dump_map_close(&t.map);
-    if (rc)
+    if ((rc = target_load(arg, &d)) != DX_OK)
         return rc;
     view_setup(&vo);
     if (opt.mode == M_JSON && opt.stacks)
@@ -738,12 +745,7 @@ static int do_prometheus(char **args, int nargs)
         if (!d || !p)
             return shimdump_err(DX_SYS, "out of memory");
         for (int i = 0; i < nargs; i++) {
-            struct target t;
-            if ((rc = target_open(&t, args[i])) != DX_OK)
-                break;
-            rc = target_read(&t, &d[n]);
-            dump_map_close(&t.map);
-            if (rc != DX_OK)
+            if ((rc = target_load(args[i], &d[n])) != DX_OK)
                 break;
             p[n] = &d[n];
             n++;
@@ -789,22 +791,15 @@ static int do_prometheus(char **args, int nargs)
 
 static int do_diff(const char *a, const char *b)
 {
-    struct target ta, tb;
     struct dump da, db;
     struct view_opts vo;
     int rc;
-    if ((rc = target_open(&ta, a)) != DX_OK)
+    if ((rc = target_load(a, &da)) != DX_OK)
         return rc;
-    rc = target_read(&ta, &da);
-    dump_map_close(&ta.map);
-    if (rc)
-        return rc;
-    if ((rc = target_open(&tb, b)) != DX_OK || (rc = target_read(&tb, &db)) != DX_OK) {
-        dump_map_close(&tb.map);
+    if ((rc = target_load(b, &db)) != DX_OK) {
         dump_free(&da);
         return rc;
     }
-    dump_map_close(&tb.map);
     view_setup(&vo);
     view_diff(stdout, &da, &db, &vo);
     dump_free(&da);
@@ -819,14 +814,9 @@ static int do_check(char **args, int nargs)
     int rc = DX_OK;
     fig_check_list(count_line, &nchecks);
     for (int i = 0; i < nargs; i++) {
-        struct target t;
         struct dump d;
         char label[600];
-        int r = target_open(&t, args[i]);
-        if (r == DX_OK) {
-            r = target_read(&t, &d);
-            dump_map_close(&t.map);
-        }
+        int r = target_load(args[i], &d);
         if (r != DX_OK) {
             rc = rc == DX_OK ? r : rc;
             continue;
@@ -862,12 +852,7 @@ static int do_html(char **args, int nargs)
         return shimdump_err(DX_SYS, "out of memory");
     name_frames = 1;
     for (int i = 0; i < nargs && rc == DX_OK; i++) {
-        struct target t;
-        if ((rc = target_open(&t, args[i])) != DX_OK)
-            break;
-        rc = target_read(&t, &d[n]);
-        dump_map_close(&t.map);
-        if (rc == DX_OK) {
+        if ((rc = target_load(args[i], &d[n])) == DX_OK) {
             p[n] = &d[n];
             n++;
         }
@@ -899,7 +884,6 @@ static int do_html(char **args, int nargs)
  * output, written once it is whole, and never to a terminal. */
 static int do_pprof(const char *arg)
 {
-    struct target t;
     struct dump d;
     unsigned char *buf = NULL;
     size_t len = 0;
@@ -911,11 +895,7 @@ static int do_pprof(const char *arg)
         return shimdump_err(DX_USAGE, "--pprof: standard output is a terminal; redirect it to a file "
                             "(shimdump --pprof %s > heap.pb.gz)", arg);
     name_frames = 1;
-    if ((rc = target_open(&t, arg)) != DX_OK)
-        return rc;
-    rc = target_read(&t, &d);
-    dump_map_close(&t.map);
-    if (rc)
+    if ((rc = target_load(arg, &d)) != DX_OK)
         return rc;
     rc = pprof_build(&d, &buf, &len);
     if (rc == EINVAL)

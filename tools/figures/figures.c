@@ -102,8 +102,8 @@ char *fig_sampling(const struct dump *d, char *dst, size_t cap)
     } else if (!d->sample_bytes) {
         snprintf(dst, cap, "1 in %u blocks", d->sample);
     } else {
-        /* p(u) >= 0.999 from u = G ln(1000) - G / N */
-        double g = (double)d->sample_bytes, u = g * log(1000.0) - g / d->sample;
+        /* p(u) >= 0.999 from u = G ln(1000 (1 - 1/N)) */
+        double g = (double)d->sample_bytes, u = g * log(1000.0 * (1 - 1.0 / d->sample));
         snprintf(dst, cap, "about 1 in %u small blocks, every block of %s or more",
                  d->sample, figfmt_bytes(b, sizeof b, u > 0 ? (uint64_t)u : 0));
     }

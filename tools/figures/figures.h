@@ -76,7 +76,7 @@ char *fig_backend_release(const struct dump *d, char *dst, size_t cap);
 
 /* How blocks are tracked, in words, into dst[cap]: "every block (sample:1)",
  * "1 in 256 blocks" (sizes not counted), or "about 1 in 256 small blocks,
- * every block of 3.37 MiB or more" (by bytes: seg_track_p). Returns dst. */
+ * every block of 3.45 MiB or more" (by bytes: seg_track_p). Returns dst. */
 char *fig_sampling(const struct dump *d, char *dst, size_t cap);
 
 /* ---- The waterfall ---- */
