@@ -231,6 +231,21 @@ else
 fi
 check "$SD" "$TMP/glibc/ready.json" && grep -q '^WHERE THE MEMORY GOES' "$TMP/out"
 ok $? "a saved JSON snapshot renders as the one-screen view"
+# A long note wraps within the view's 100 columns: the allocator's in use
+# below the live usable bytes, its figures taken a moment before.
+python3 - "$TMP/glibc/ready.json" "$TMP/note.json" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s, lu = d["series"][-1], d["totals"]["live_usable_bytes"]
+s["backend_stats"]["in_use_bytes"] = lu - 5000 - s["backend_stats"]["mmap_bytes"]
+s["backend_stats"]["arena_bytes"] = max(s["backend_stats"]["arena_bytes"], lu)
+s["backend_stats"]["live_usable_floor_bytes"] = lu // 2
+s["backend_stats"]["taken_ns"] = s["t"] - 700000000
+json.dump(d, open(sys.argv[2], "w"))
+EOF2
+check "$SD" "$TMP/note.json" && grep -q "note: the allocator's in use" "$TMP/out" &&
+    [ "$(awk '{ if (length > m) m = length } END { print m }' "$TMP/out")" -le 100 ]
+ok $? "a long note wraps within 100 columns" || diag "$TMP/out"
 
 # A dead process: flagged, listed, cleaned.
 d="$TMP/dead"

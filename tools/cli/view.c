@@ -38,12 +38,42 @@ static const char *on(const struct view_opts *o, const char *code)
     return o->color ? code : "";
 }
 
+
 #define BOLD "\033[1m"
 #define DIM "\033[2m"
 #define RED "\033[31m"
 #define YELLOW "\033[33m"
 #define CYAN "\033[36m"
 #define OFF "\033[0m"
+
+/* lead, then text, words wrapped within the view's width (100 columns at
+ * most, as every view is laid out), later lines indented under the text,
+ * all in colour col. */
+static void wrapped(FILE *f, const struct view_opts *o, const char *col, const char *lead,
+                    const char *text)
+{
+    size_t ind = strlen(lead), at = ind;
+    size_t w = o->width > 0 && o->width < 100 ? (size_t)o->width : 100;
+    if (w < ind + 20)
+        w = ind + 20;
+    fprintf(f, "%s%s", on(o, col), lead);
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, " ");
+        if (at > ind && at + 1 + n > w) {
+            fprintf(f, "\n%*s", (int)ind, "");
+            at = ind;
+        } else if (at > ind) {
+            fputc(' ', f);
+            at++;
+        }
+        fwrite(p, 1, n, f);
+        at += n;
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
+    fprintf(f, "%s\n", on(o, OFF));
+}
 
 static void title(FILE *f, const struct view_opts *o, const char *t, const char *note)
 {
@@ -605,7 +635,7 @@ static void heading(FILE *f, const struct dump *d, const struct view_opts *o)
         fprintf(f, "  sampling: %s tracked; counts and usable bytes exact\n",
                 fig_sampling(d, smp, sizeof smp));
     for (size_t i = 0; i < nn; i++)
-        fprintf(f, "  %snote: %s%s\n", on(o, sev_col[notes[i].sev]), notes[i].text, on(o, OFF));
+        wrapped(f, o, sev_col[notes[i].sev], "  note: ", notes[i].text);
 }
 
 static void rates(FILE *f, const struct dump *d, const struct view_opts *o)
