@@ -42,8 +42,9 @@ per_pair() {  # per_pair PRELOAD CONF SIZE [MODE]
 
 echo "# instructions per malloc+free pair (callgrind, 1 thread): bare; the shim with"
 echo "# record:off (dispatch) and what it adds; with recording but no block tracked"
-echo "# (sample:2^30, sample_bytes:0: the untracked path); at the default sampling; with sample:1"
-printf '%-9s %6s %8s %8s %8s %10s %10s %10s\n' backend size bare dispatch added untracked recording sample:1
+echo "# (sample:2^30, sample_bytes:0: the untracked path); sampling by counts alone"
+echo "# (sample_bytes:0); at the default sampling (by bytes); with sample:1"
+printf '%-9s %6s %8s %8s %8s %10s %10s %10s %10s\n' backend size bare dispatch added untracked by-counts recording sample:1
 for b in glibc jemalloc tcmalloc; do
     case $b in
     glibc) pre="" ;;
@@ -54,10 +55,11 @@ for b in glibc jemalloc tcmalloc; do
         x=$(per_pair "$pre" "" $size)
         y=$(per_pair "$shim" "backend:$b,record:off" $size)
         v=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,seed:1,sample:1073741824,sample_bytes:0" $size)
+        c=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,seed:1,sample_bytes:0" $size)
         z=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,seed:1" $size)
         w=$(per_pair "$shim" "backend:$b,record:on,shm_dir:/tmp,interval_ms:60000,seed:1,sample:1" $size)
-        printf '%-9s %6s %8s %8s %8s %10s %10s %10s\n' $b $size "$x" "$y" \
-            "$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%+.1f", y - x }')" "$v" "$z" "$w"
+        printf '%-9s %6s %8s %8s %8s %10s %10s %10s %10s\n' $b $size "$x" "$y" \
+            "$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%+.1f", y - x }')" "$v" "$c" "$z" "$w"
     done
 done
 
