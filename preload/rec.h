@@ -67,7 +67,7 @@ struct rec_hot {
     size_t (*usable_for)(size_t);
     const uint8_t *filter;
     /* What an allocation costs of the countdown besides its usable size:
-     * sample_gap / sample_n (seg_track_p). */
+     * B = -sample_gap ln(1 - 1/sample_n) (seg_track_p); 1 with sample:1. */
     long cost_b;
 };
 extern struct rec_hot hot __attribute__((aligned(64)));

@@ -19,7 +19,6 @@
 
 #include "rec.h"
 
-#include <limits.h>
 #include <math.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -754,9 +753,11 @@ const struct backend_ops *rec_ops_init(const struct backend_ops *backend)
     hot.usable_for = backend->usable_for;
     uc_table = backend->usable_for && uc_fill(backend->usable_for);
     hot.filter = filter;
-    /* B = -G ln(1 - 1/N) (seg_track_p); sample:1: every allocation's cost
-     * runs the countdown out */
-    hot.cost_b = sample_n <= 1 ? LONG_MAX / 4 : (long)(-sample_gap * log1p(-1.0 / (double)sample_n) + 0.5);
+    /* B = -G ln(1 - 1/N) (seg_track_p). sample:1: 1, since every draw is 1
+     * (draw_countdown) and so every allocation runs the countdown out; a
+     * countdown set to LONG_MAX (the sampler thread, as_shim) still never
+     * does. */
+    hot.cost_b = sample_n <= 1 ? 1 : (long)(-sample_gap * log1p(-1.0 / (double)sample_n) + 0.5);
     if (hot.cost_b < 1)
         hot.cost_b = 1;
     if (sample_n == 1) {
