@@ -110,7 +110,8 @@ struct seg_counters {
  * allocation and at free alike. */
 static inline uint64_t seg_w_count(float w)
 {
-    return (uint64_t)((double)w * SEG_W_ONE + 0.5);
+    double v = (double)w * SEG_W_ONE + 0.5;   /* a reader's w may be anything a file says */
+    return v < 1.8e19 ? (uint64_t)v : UINT64_MAX;
 }
 
 static inline uint64_t seg_w_bytes(float w, uint64_t bytes)
