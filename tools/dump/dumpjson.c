@@ -1203,6 +1203,13 @@ static int jframe(struct jread *r, const struct jv *e, const struct dump *d, str
     return 0;
 }
 
+/* A figure worked out in doubles, as a count: never beyond 2^64 - 1 (a
+ * file may claim any figure, and such a double made uint64_t is undefined). */
+static uint64_t as_count(double v)
+{
+    return v < 1.8e19 ? (v > 0 ? (uint64_t)(v + 0.5) : 0) : UINT64_MAX;
+}
+
 static uint64_t sat_mul(uint64_t v, uint32_t m)
 {
     uint64_t r;
@@ -1224,13 +1231,13 @@ static void weigh_old_stack(struct dump_stack *s, uint32_t sample)
     s->live_count = sat_mul(s->live_count, sample);
     s->live_req = sat_mul(s->live_req, sample);
     s->live_usable = sat_mul(s->live_usable, sample);
-    s->live_req_err = (uint64_t)((double)s->live_req * rel + 0.5);
+    s->live_req_err = as_count((double)s->live_req * rel);
     for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++) {
         double rb = s->age_count[b] ? sqrt((1 - 1 / m) / (double)s->age_count[b]) : 0;
         s->life[b] = sat_mul(s->life[b], sample);
         s->age_count[b] = sat_mul(s->age_count[b], sample);
         s->age_req[b] = sat_mul(s->age_req[b], sample);
-        s->age_req_err[b] = (uint64_t)((double)s->age_req[b] * rb + 0.5);
+        s->age_req_err[b] = as_count((double)s->age_req[b] * rb);
     }
 }
 

@@ -105,7 +105,7 @@ char *fig_sampling(const struct dump *d, char *dst, size_t cap)
         /* p(u) >= 0.999 from u = G ln(1000 (1 - 1/N)) */
         double g = (double)d->sample_bytes, u = g * log(1000.0 * (1 - 1.0 / d->sample));
         snprintf(dst, cap, "about 1 in %u small blocks, every block of %s or more",
-                 d->sample, figfmt_bytes(b, sizeof b, u > 0 ? (uint64_t)u : 0));
+                 d->sample, figfmt_bytes(b, sizeof b, u > 0 ? (u < 1.8e19 ? (uint64_t)u : UINT64_MAX) : 0));
     }
     return dst;
 }
@@ -268,7 +268,8 @@ int fig_median_bucket(const uint64_t *v)
 uint64_t fig_bucket_le_ns(const struct dump *d, int b, int *clamped)
 {
     uint64_t le = lifebucket_max_ns(b < 0 ? 0 : (unsigned)b);
-    uint64_t up = (uint64_t)(fig_uptime_s(d) * 1e9);
+    double upd = fig_uptime_s(d) * 1e9;   /* a snapshot's times are what its file says */
+    uint64_t up = upd > 0 && upd < 1.8e19 ? (uint64_t)upd : 0;
     int c = !d->inherited && up > 0 && up < le;
     if (clamped)
         *clamped = c;
