@@ -967,8 +967,20 @@ static void cap_request(int c)
         }
     }
     if (!may_capture(cred.uid)) {
-        cap_respond(c, CAPCTL_REFUSED, EPERM, "only root may capture it: it runs as more than one "
-                    "user or group, or is not dumpable (as ptrace would say)");
+        cap_respond(c, CAPCTL_REFUSED, EPERM, "only root may %s it: it runs as more than one "
+                    "user or group, or is not dumpable (as ptrace would say)",
+                    r == (ssize_t)sizeof req && req.kind == CAPCTL_SET ? "change the settings of"
+                                                                       : "capture");
+    } else if (r == (ssize_t)sizeof req && !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) &&
+               req.magic == CAPCTL_MAGIC && req.version == CAPCTL_VERSION &&
+               req.kind == CAPCTL_SET && fd < 0) {
+        char why[sizeof req.text], now[sizeof req.text];
+        req.text[sizeof req.text - 1] = '\0';
+        int err = settings_apply(req.text, why, sizeof why, now, sizeof now);
+        if (err && err != EALREADY)
+            cap_respond(c, CAPCTL_REFUSED, err, "%s", why);
+        else
+            cap_respond(c, CAPCTL_SET_DONE, err, "%s", now);
     } else if (r != (ssize_t)sizeof req || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
         req.magic != CAPCTL_MAGIC || req.version != CAPCTL_VERSION || req.kind != CAPCTL_START ||
         req.seconds < 1 || req.seconds > CAPCTL_SECONDS_MAX || fd < 0) {

@@ -44,7 +44,9 @@ uint32_t track_mask;
 uint64_t ev_mask;
 long sample_n;
 uint64_t sample_bytes;
-double sample_gap;
+long sample_cost_b;
+int track_on = 1, stacks_on = 1;
+uint32_t settings_gen;
 uint64_t sample_seed;
 char seg_path[CONF_PATH_MAX + 32];
 int with_stacks;
@@ -255,7 +257,7 @@ static void fill_header(const struct conf *c, const struct seg_geometry *g)
     seg->sample = (uint32_t)c->sample;
     seg->sample_bytes = (uint64_t)c->sample_bytes;
     seg->interval_ms = (uint32_t)c->interval_ms;
-    seg->flags = c->sample == 1 ? SEG_F_EXACT_REQ : 0;
+    seg->flags = c->sample == 1 && c->track ? SEG_F_EXACT_REQ : 0;
     if (read_proc("/proc/self/comm", text, sizeof seg->comm)) {
         char *nl = strchr(text, '\n');
         if (nl)
@@ -397,7 +399,10 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     sample_seed = (uint64_t)c->seed;
     tsc_start();
     sample_bytes = (uint64_t)c->sample_bytes;
-    sample_gap = seg_gap(sample_bytes);
+    sample_cost_b = cost_b_of(sample_n, sample_bytes);
+    track_on = c->track;
+    if (!track_on)
+        seg->flags |= SEG_F_TRACK_OFF;
     sampler_init(c->interval_ms);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 

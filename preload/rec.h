@@ -47,9 +47,19 @@ extern struct seg_track *table;
 extern uint8_t *filter;
 extern uint32_t track_mask;
 extern uint64_t ev_mask;         /* events_cap - 1 where that is a power of two, else 0 */
-extern long sample_n;            /* the `sample` key */
-extern uint64_t sample_bytes;    /* the `sample_bytes` key (0: off) */
-extern double sample_gap;        /* seg_gap(sample_bytes): the mean of the draws */
+/* The sampling settings in force: the `sample`, `sample_bytes` and `track`
+ * keys at start, changed by shimdump --set (settings_apply), with the cost
+ * B of an allocation that they give (seg_track_p; 1 with sample:1) and
+ * whether tracked blocks get a stack (stacks_on; with_stacks says whether
+ * they can). Synchronization: written by the sampler thread alone, between
+ * two increments of settings_gen (odd while it writes: a seqlock), after
+ * record_start; a thread copies them into its own rt at its next draw
+ * (track.c, adopt). */
+extern long sample_n;
+extern uint64_t sample_bytes;    /* 0: sizes do not count */
+extern long sample_cost_b;
+extern int track_on, stacks_on;
+extern uint32_t settings_gen;
 extern uint64_t sample_seed;     /* the `seed` key; 0: seeded from the clock */
 extern char seg_path[CONF_PATH_MAX + 32];
 extern pthread_key_t slot_key;
@@ -66,9 +76,6 @@ struct rec_hot {
     size_t (*usable)(void *);           /* the backend's usable_live */
     size_t (*usable_for)(size_t);
     const uint8_t *filter;
-    /* What an allocation costs of the countdown besides its usable size:
-     * B = -sample_gap ln(1 - 1/sample_n) (seg_track_p); 1 with sample:1. */
-    long cost_b;
 };
 extern struct rec_hot hot __attribute__((aligned(64)));
 extern const uint8_t *filter_all;
@@ -144,8 +151,19 @@ struct rec_thread {
     struct seg_tracked *trk;
     struct seg_slot *slot;   /* its own slot, or NULL */
     uint32_t cslot;          /* 1 + the index of its counter slot, or 0 */
-    long countdown;          /* bytes of cost (usable + hot.cost_b an
-                                allocation) until the next tracked block */
+    long countdown;          /* bytes of cost (usable + cost_b an
+                                allocation) until the next draw */
+    long cost_b;             /* B of the settings this thread drew under
+                                (sample_cost_b when it took them; 0 before
+                                its first draw) */
+    /* The rest of the settings it draws under (adopt, track.c), so that a
+     * block's weight is always that of the settings whose cost it paid: */
+    double gap;              /* seg_gap(sample_bytes) */
+    long n;                  /* sample */
+    uint32_t gen;            /* settings_gen they were copied at */
+    uint8_t on;              /* track_on */
+    uint8_t skip;            /* the countdown ends at a chunk's end, not at a
+                                point of the draw: redraw, track nothing */
     uint64_t rng;            /* xorshift64* state, 0 until seeded */
     uint64_t ev_next, ev_end; /* event numbers claimed and not yet used */
     uint32_t tid;
@@ -269,6 +287,29 @@ void filter_inc(const void *p);
 /* The countdown ran out: may track p, and draws the next countdown.
  * Returns p. */
 void *maybe_track(void *p, size_t req, size_t usable, unsigned c);
+
+/* The countdown ran out on an allocation that failed: the next allocation
+ * draws afresh (a Poisson process has no memory). */
+static inline void countdown_redraw(void)
+{
+    rt.countdown = 0;
+    rt.skip = 1;
+}
+
+/* B = -G ln(1 - 1/N) of sample n and sample_bytes sb (seg_track_p),
+ * rounded to a byte and at least 1; 1 for n <= 1. */
+long cost_b_of(long n, uint64_t sb);
+
+/* Applies "key:value,..." of the keys sample, sample_bytes, track and
+ * stacks (stacks:on, stacks:off, stacks:0 or the depth it started with) to
+ * the settings in force and records the change in the segment; on a
+ * problem, changes nothing. Called by the sampler thread alone. Returns 0,
+ * or an errno value with why[] saying why. The effective settings, as
+ * "key:value,...", go to now[] either way. */
+int settings_apply(const char *text, char *why, size_t whylen, char *now, size_t nowlen);
+
+/* The settings in force, "sample:256,sample_bytes:524288,track:on,stacks:on". */
+void settings_format(char *buf, size_t len);
 
 /* Removes p (hash h) from the table if it is there: returns 1 and fills
  * *out with its entry, or 0 (the filter's false positive). */

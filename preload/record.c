@@ -131,12 +131,12 @@ static inline __attribute__((always_inline)) int own_inc_sink(uint64_t *f)
 #endif
 }
 
-/* (rt.countdown -= u + hot.cost_b) <= 0: an allocation of usable size u
+/* (rt.countdown -= u + rt.cost_b) <= 0: an allocation of usable size u
  * spends its cost of the countdown (seg_track_p), as one subtract from
  * memory and a branch on its flags. */
 static inline __attribute__((always_inline)) int countdown_out(size_t u)
 {
-    long cost = (long)u + hot.cost_b;
+    long cost = (long)u + rt.cost_b;
 #if defined(__x86_64__)
     int le;
     __asm__ volatile("subq %2, %0" : "+m"(rt.countdown), "=@ccle"(le) : "r"(cost));
@@ -564,7 +564,7 @@ static void *malloc_tracked(size_t n)
     void *p = hot.malloc(n);
     if (unlikely(p == NULL)) {
         uncount(n);
-        rt.countdown = 1;   /* the next allocation is the tracked one */
+        countdown_redraw();
         return p;
     }
     size_t off;
@@ -753,13 +753,6 @@ const struct backend_ops *rec_ops_init(const struct backend_ops *backend)
     hot.usable_for = backend->usable_for;
     uc_table = backend->usable_for && uc_fill(backend->usable_for);
     hot.filter = filter;
-    /* B = -G ln(1 - 1/N) (seg_track_p). sample:1: 1, since every draw is 1
-     * (draw_countdown) and so every allocation runs the countdown out; a
-     * countdown set to LONG_MAX (the sampler thread, as_shim) still never
-     * does. */
-    hot.cost_b = sample_n <= 1 ? 1 : (long)(-sample_gap * log1p(-1.0 / (double)sample_n) + 0.5);
-    if (hot.cost_b < 1)
-        hot.cost_b = 1;
     if (sample_n == 1) {
         /* 256 KiB of ones, once (sample:1 only); without it, the filter
          * counts as with sampling */

@@ -25,7 +25,7 @@
 #define TRACK_GROUP_SHIFT 6
 static uint32_t group_live[SEG_TRACK_DEFAULT >> TRACK_GROUP_SHIFT];
 _Static_assert(SEG_TRACK_DEFAULT % (1u << TRACK_GROUP_SHIFT) == 0, "whole groups");
-/* The stack id of a block tracked without stacks (with_stacks). */
+/* The stack id of a block tracked without stacks (with_stacks, stacks_on). */
 static const uint32_t no_stack = 0;
 
 /* The tracked figures the calling thread adds to, and in *shared whether
@@ -243,27 +243,84 @@ static uint64_t seed_thread(void)
     return x ? x : 1;
 }
 
-/* An exponential draw of mean sample_gap, >= 1: the bytes of cost until
- * the next tracked block, from the end of the last one's cost. The gaps of
- * a Poisson process are memoryless, so a block whose cost c the countdown
- * runs out in is tracked with probability 1 - exp(-c / gap), whatever came
- * before: seg_track_p. */
+long cost_b_of(long n, uint64_t sb)
+{
+    if (n <= 1)
+        return 1;
+    double b = -seg_gap(sb) * log1p(-1.0 / (double)n) + 0.5;
+    return b < 1 ? 1 : b > 1e15 ? (long)1e15 : (long)b;
+}
+
+/* What an allocation costs of the countdown with tracking off, and the
+ * countdown then: each thread looks for new settings every 256 small
+ * allocations or 1 MiB of its allocations, whichever comes first. */
+#define OFF_COST_B 4096L
+#define OFF_CHUNK  (1L << 20)
+/* A draw beyond max(CHUNK_MIN, 4 gaps) ends at a chunk there instead (and
+ * is drawn again: the process has no memory), so that a thread takes new
+ * settings within that much of its allocations; at sample_bytes:512k, 2
+ * MiB, which 1.8% of draws reach. */
+#define CHUNK_MIN  (1L << 21)
+#define CHUNK_GAPS 4.0
+
+/* Copies the settings in force into the calling thread's rt (adopt them
+ * for its draws from now on), unless the sampler is writing them (then
+ * returns 0: the thread keeps its own and looks again at its next draw). */
+static int adopt(void)
+{
+    uint32_t g = __atomic_load_n(&settings_gen, __ATOMIC_ACQUIRE);
+    if (g & 1)
+        return 0;
+    long n = __atomic_load_n(&sample_n, __ATOMIC_RELAXED);
+    uint64_t sb = __atomic_load_n(&sample_bytes, __ATOMIC_RELAXED);
+    long b = __atomic_load_n(&sample_cost_b, __ATOMIC_RELAXED);
+    int on = __atomic_load_n(&track_on, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&settings_gen, __ATOMIC_RELAXED) != g)
+        return 0;
+    rt.gen = g;
+    rt.n = n;
+    rt.gap = seg_gap(sb);
+    rt.on = (uint8_t)on;
+    rt.cost_b = on ? b : OFF_COST_B;
+    return 1;
+}
+
+/* The next countdown under the thread's settings: an exponential draw of
+ * mean rt.gap, >= 1 (the bytes of cost until the next tracked block, from
+ * the end of the last one's cost; the gaps of a Poisson process have no
+ * memory, so a block whose cost c a countdown runs out in is tracked with
+ * probability 1 - exp(-c / gap) whatever came before: seg_track_p), or a
+ * chunk's end (rt.skip). */
 static long draw_countdown(void)
 {
-    if (sample_n <= 1)
+    if (!rt.on) {
+        rt.skip = 1;
+        return OFF_CHUNK;
+    }
+    rt.skip = 0;
+    if (rt.n <= 1)
         return 1;
     double u = ((double)(rng_next() >> 11) + 1.0) * (1.0 / 9007199254740992.0);  /* (0, 1] */
-    double k = ceil(-log(u) * sample_gap);
-    return k >= 4e18 ? (long)4e18 : k < 1 ? 1 : (long)k;
+    double k = ceil(-log(u) * rt.gap);
+    double cap = CHUNK_GAPS * rt.gap > (double)CHUNK_MIN ? CHUNK_GAPS * rt.gap : (double)CHUNK_MIN;
+    if (cap > 4e18)
+        cap = 4e18;
+    if (k > cap) {
+        rt.skip = 1;
+        return (long)cap;
+    }
+    return k < 1 ? 1 : (long)k;
 }
 
 /* The weight of a block of usable size u tracked now: 1/p(u), as an IEEE
  * binary32's bits (seg_track.weight); p from the cost the countdown took
- * (hot.cost_b, B rounded to a byte: seg_track_p less that rounding). */
+ * under the thread's settings (rt.cost_b, B rounded to a byte:
+ * seg_track_p less that rounding). */
 static uint32_t weight_of(size_t usable)
 {
     union { float f; uint32_t u; } v;
-    double p = sample_n <= 1 ? 1.0 : -expm1(-((double)usable + (double)hot.cost_b) / sample_gap);
+    double p = rt.n <= 1 ? 1.0 : -expm1(-((double)usable + (double)rt.cost_b) / rt.gap);
     double w = p > 0 ? 1.0 / p : 1e30;
     v.f = (float)(w < 1e30 ? w : 1e30);
     return v.u;
@@ -278,7 +335,8 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
     uint32_t wb = weight_of(usable);
     float w = seg_track_weight(wb);
 
-    if (!table_insert(p, h, req, usable, wb, &t, with_stacks ? NULL : &no_stack, my_tid())) {
+    int stacks = with_stacks && __atomic_load_n(&stacks_on, __ATOMIC_RELAXED);
+    if (!table_insert(p, h, req, usable, wb, &t, stacks ? NULL : &no_stack, my_tid())) {
         __atomic_fetch_add(&seg->tracked_dropped, 1, __ATOMIC_RELAXED);
         if (unlikely(__atomic_load_n(&sampler_state, __ATOMIC_RELAXED) == S_NONE))
             start_sampler();
@@ -300,21 +358,54 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
         start_sampler();
 }
 
-/* The countdown ran out: tracks p (and draws the next countdown). Returns
- * p, so that the hot path can end with a tail call. */
+/* The countdown ran out: tracks p if a point of the draw fell in its cost,
+ * and draws the next countdown. Every block is judged whole under the
+ * settings whose cost it paid (rt's); a thread takes new settings only
+ * here, at the end of a block, so that each block's chance, and so its
+ * weight, is that of one set of settings (the choice to take them rests on
+ * settings_gen alone, never on a draw). Returns p, so that the hot path can
+ * end with a tail call. */
 __attribute__((noinline))
 void *maybe_track(void *p, size_t req, size_t usable, unsigned c)
 {
     SHIM_ASSERT(c < SIZECLASS_COUNT);
     if (unlikely(rt.rng == 0)) {
-        /* First draw of this thread: seed, then count this allocation. */
+        /* First draw of this thread: seed, take the settings, and judge
+         * this allocation (which cost it nothing yet) afresh. */
         rt.rng = seed_thread();
-        rt.countdown = draw_countdown() - (long)(usable + (size_t)hot.cost_b);
-        if (rt.countdown > 0)
-            return p;
+        while (!adopt())
+            sched_yield();   /* the sampler is writing them: a moment */
+        rt.countdown = -(long)(usable + (size_t)rt.cost_b);
+        rt.skip = 1;
     }
-    rt.countdown = draw_countdown();
-    track(p, req, usable, c);
+    int hit = !rt.skip;   /* a point of the draw fell in this block's cost */
+    if (!hit && rt.on) {
+        /* The countdown ended at a chunk's end (or this thread's start):
+         * draw on from there, over what of the block's cost lies beyond. */
+        long o = -rt.countdown;
+        for (;;) {
+            long k = draw_countdown();
+            if (k > o) {
+                rt.countdown = k - o;
+                break;
+            }
+            if (!rt.skip) {
+                hit = 1;
+                break;
+            }
+            o -= k;
+        }
+    } else if (!hit) {
+        rt.countdown = draw_countdown();   /* tracking off: the next chunk */
+        if (unlikely(__atomic_load_n(&sampler_state, __ATOMIC_RELAXED) == S_NONE))
+            start_sampler();   /* shimdump --set reaches a process through it */
+    }
+    if (hit)
+        track(p, req, usable, c);
+    if (unlikely(__atomic_load_n(&settings_gen, __ATOMIC_RELAXED) != rt.gen) && adopt())
+        rt.countdown = draw_countdown();
+    else if (hit)
+        rt.countdown = draw_countdown();
     return p;
 }
 

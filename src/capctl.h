@@ -18,6 +18,13 @@
  * trailer is written. shimdump may send CAPCTL_STOP, or close the
  * connection, to end the capture early: the file is finished all the same.
  *
+ * shimdump --set sends CAPCTL_SET instead, with the settings to change in
+ * `text` (sample, sample_bytes, track, stacks, as in the config), under the
+ * same checks both ways; the process answers CAPCTL_SET_DONE with the
+ * settings in force in `text` (err EALREADY where they held already), or
+ * CAPCTL_REFUSED with its reason, and closes. A process whose library
+ * predates CAPCTL_SET refuses it as a request it does not understand.
+ *
  * Messages are whole struct capctl_msg, every field fixed-width. */
 #ifndef MALLOCSHIM_CAPCTL_H
 #define MALLOCSHIM_CAPCTL_H
@@ -38,6 +45,8 @@ enum capctl_kind {
     CAPCTL_PROGRESS = 4,   /* the process: the figures so far */
     CAPCTL_DONE = 5,       /* the process: the totals; `end` says why it ended */
     CAPCTL_REFUSED = 6,    /* the process: err and text say why */
+    CAPCTL_SET = 7,        /* shimdump --set: text holds "key:value,..." */
+    CAPCTL_SET_DONE = 8,   /* the process: text holds the settings now in force */
 };
 
 /* Why a capture ended. */

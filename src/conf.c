@@ -78,6 +78,8 @@ static const struct key keys[] = {
       "an integer 0..1024 (threads whose call stacks libunwind takes, 0 for none)" },
     { "name", CONF_K_NAME, KIND_NAME, 0, 0, F(name),
       "letters, digits, '.', '_' and '-'" },
+    { "track", CONF_K_TRACK, KIND_BOOL, 0, 1, F(track),
+      "on or off (off: sizes are counted, no block is tracked)" },
 };
 
 static const char *const backend_names[] = { "glibc", "jemalloc", "tcmalloc" };
@@ -126,6 +128,7 @@ void conf_defaults(struct conf *c)
     c->stacks = CONF_STACKS_DEFAULT;
     c->unwind_threads = CONF_UNWIND_THREADS_DEFAULT;
     c->capture = 1;
+    c->track = 1;
     c->capture_max = CONF_CAPTURE_MAX_DEFAULT;
     c->history_n = 2;
     c->history_step[0] = SEG_TIER1_STEP_DEFAULT;

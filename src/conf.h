@@ -38,6 +38,7 @@ enum conf_key {
     CONF_K_UNWIND_THREADS,
     CONF_K_SAMPLE_BYTES,
     CONF_K_NAME,
+    CONF_K_TRACK,
     CONF_K_COUNT
 };
 
@@ -69,6 +70,7 @@ struct conf {
     int record;                   /* 1: record into the shared-memory segment */
     long sample;                  /* small blocks: track about 1 in `sample` */
     long sample_bytes;            /* sampling by bytes: the mean gap; 0 off */
+    int track;                    /* 1: track blocks (sample, sample_bytes); 0: count only */
     char shm_dir[CONF_PATH_MAX];  /* where the segment file goes */
     long series;                  /* time-series ring entries */
     long interval_ms;             /* the sampler's period */

@@ -59,7 +59,7 @@
 #include "sizeclass.h"
 
 #define SEG_MAGIC   0x314d48534c4c414dULL   /* "MALLSHM1" */
-#define SEG_VERSION 6u
+#define SEG_VERSION 7u
 
 #define SEG_SLOTS_DEFAULT   128u
 #define SEG_CSLOTS_DEFAULT  3968u           /* with the slots: 4096 threads */
@@ -419,7 +419,21 @@ enum seg_flags {
                                       live segment (see "Two files" above) */
     SEG_F_COPY_STALE = 1u << 6,    /* the copy could not be refreshed (its file
                                       system is full, say): as of copy_ns */
+    SEG_F_TRACK_OFF = 1u << 7,     /* no block is being tracked (track:off);
+                                      counting goes on */
+    SEG_F_STACKS_OFF = 1u << 8,    /* blocks are tracked without a call stack
+                                      (stacks switched off while it ran) */
 };
+
+/* One settings change (shimdump --set): what held from t_ns on. */
+struct seg_change {
+    uint64_t t_ns;             /* CLOCK_REALTIME of the change */
+    uint64_t sample_bytes;
+    uint32_t sample;
+    uint32_t flags;            /* SEG_F_TRACK_OFF, SEG_F_STACKS_OFF */
+};
+
+#define SEG_CHANGES_MAX 5u
 
 #define SEG_CONFIG_MAX 512
 #define SEG_COMM_MAX   64
@@ -499,7 +513,19 @@ struct seg_header {
     /* Sampling by bytes (seg_track_p): the mean bytes between tracked
      * blocks as sizes grow; 0 when sizes do not count. */
     uint64_t sample_bytes;
-    uint64_t reserved[17];
+    /* Settings changed while the process runs (shimdump --set), written by
+     * the sampler thread alone: settings_seq is odd while it writes
+     * sample, sample_bytes, the flags SEG_F_TRACK_OFF and SEG_F_STACKS_OFF
+     * and the ring, even once done (a seqlock: readers copy and check it
+     * did not move). settings_n counts the changes since the start; the
+     * ring holds the last SEG_CHANGES_MAX, change k at changes[k %
+     * SEG_CHANGES_MAX] (k from 0). Each thread takes new settings at its
+     * next sampling draw, and a block keeps the weight of the settings it
+     * was taken under (seg_track.weight), so estimates never mix them. */
+    uint32_t settings_seq;
+    uint32_t settings_n;
+    struct seg_change changes[SEG_CHANGES_MAX];
+    uint64_t reserved[1];
 };
 
 /* The probability that a block of usable size u is tracked, under sample
@@ -535,6 +561,7 @@ _Static_assert(sizeof(struct seg_stack) % 64 == 0 && sizeof(struct seg_stacks) =
 _Static_assert(sizeof(struct seg_obj) == 512 && sizeof(struct seg_objs) == 64, "object list layout");
 _Static_assert(sizeof(struct seg_series) == 64 && sizeof(struct seg_events) == 64, "ring headers");
 _Static_assert(offsetof(struct seg_header, off_slots) == 104, "seg_header layout");
+_Static_assert(sizeof(struct seg_change) == 24, "seg_change layout");
 _Static_assert(sizeof(struct seg_header) % 64 == 0, "seg_header keeps regions aligned");
 
 /* The geometry of a segment, from which seg_layout computes the offsets.

@@ -151,7 +151,8 @@ static int peer_is(int s, long pid, long ruid, long euid, int *code)
  * *stop (SIGINT, SIGTERM) ends the wait. Then checks that the listener is
  * pid's (peer_is). Returns the socket, blocking again, or -1 after saying
  * why. */
-static int connect_to(long pid, int *code, volatile sig_atomic_t *stop)
+static int connect_to(long pid, const char *verb, const char *noun, int *code,
+                      volatile sig_atomic_t *stop)
 {
     struct sockaddr_un a;
     struct stat mine, theirs;
@@ -164,7 +165,7 @@ static int connect_to(long pid, int *code, volatile sig_atomic_t *stop)
     if (geteuid() != 0 && euid >= 0 && (uid_t)euid != geteuid()) {
         /* the process closes on anyone else without a word: say it here */
         *code = DX_PERM;
-        shimdump_err(0, "only pid %ld's owner (uid %ld) or root may capture it", pid, euid);
+        shimdump_err(0, "only pid %ld's owner (uid %ld) or root may %s it", pid, euid, verb);
         return -1;
     }
     int len = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, CAPCTL_NAME, (unsigned)inner);
@@ -205,9 +206,9 @@ static int connect_to(long pid, int *code, volatile sig_atomic_t *stop)
         close(s);
         *code = DX_NOTFOUND;
         if (e == ECONNREFUSED || e == ENOENT)
-            shimdump_err(0, "pid %ld takes no capture: it does not run under libmallocshim.so with "
+            shimdump_err(0, "pid %ld takes no %s request: it does not run under libmallocshim.so with "
                  "record and capture on, its sampler has not started (no block tracked yet), or "
-                 "its libmallocshim.so predates --capture", pid);
+                 "its libmallocshim.so predates --%s", pid, noun, noun);
         else if (e == EAGAIN && *stop)
             shimdump_err(0, "interrupted while waiting for pid %ld's capture socket", pid);
         else if (e == EAGAIN)
@@ -302,7 +303,7 @@ int capreq_run(long pid, unsigned seconds, const char *output, volatile sig_atom
                     "%s: %s%s", output, strerror(errno),
                     errno == EEXIST ? " (never written over: give another --output)" : "");
     /* from here on, a failure before the capture starts removes the file */
-    int s = connect_to(pid, &code, stop);
+    int s = connect_to(pid, "capture", "capture", &code, stop);
     if (s < 0)
         goto gone;
     if (send_start(s, fd, seconds) != 0) {
@@ -409,4 +410,57 @@ gone:
     close(fd);
     unlink(output);
     return code;
+}
+
+int capreq_set(long pid, const char *settings, volatile sig_atomic_t *stop)
+{
+    char path[64], comm[64];
+    struct stat st;
+    struct capctl_msg m;
+    int code = DX_SYS;
+
+    snprintf(path, sizeof path, "/proc/%ld", pid);
+    if (stat(path, &st) != 0)
+        return shimdump_err(DX_NOTFOUND, "no process %ld", pid);
+    if (strlen(settings) >= sizeof m.text)
+        return shimdump_err(DX_USAGE, "--set: the settings are too long (%zu bytes at most)",
+                            sizeof m.text - 1);
+    comm_of(pid, comm, sizeof comm);
+    int s = connect_to(pid, "change the settings of", "set", &code, stop);
+    if (s < 0)
+        return code;
+    memset(&m, 0, sizeof m);
+    m.magic = CAPCTL_MAGIC;
+    m.version = CAPCTL_VERSION;
+    m.kind = CAPCTL_SET;
+    snprintf(m.text, sizeof m.text, "%s", settings);
+    if (send(s, &m, sizeof m, MSG_NOSIGNAL) != (ssize_t)sizeof m) {
+        shimdump_err(0, "cannot send the request to pid %ld: %s", pid, strerror(errno));
+        close(s);
+        return DX_SYS;
+    }
+    int r = 0;
+    for (int waited = 0; r == 0 && waited < 100 && !*stop; waited++)
+        r = receive(s, &m, 100);
+    close(s);
+    if (r == -2)
+        return shimdump_err(DX_SYS, "pid %ld answered in another protocol than this shimdump's (%u): "
+                            "use the shimdump of its libmallocshim.so", pid, CAPCTL_VERSION);
+    if (r < 0)
+        return shimdump_err(DX_SYS, "pid %ld closed the connection without an answer", pid);
+    if (r == 0)
+        return shimdump_err(DX_SYS, *stop ? "interrupted before pid %ld answered"
+                                          : "pid %ld did not answer in 10 s", pid);
+    if (m.kind == CAPCTL_REFUSED) {
+        if (m.err == EPROTO)
+            return shimdump_err(DX_SYS, "pid %ld cannot change its settings: its libmallocshim.so "
+                                "predates --set (%s)", pid, m.text);
+        return shimdump_err(m.err == EPERM ? DX_PERM : m.err == EINVAL ? DX_USAGE : DX_SYS,
+                            "pid %ld refused the settings: %s", pid, m.text);
+    }
+    if (m.kind != CAPCTL_SET_DONE)
+        return shimdump_err(DX_SYS, "pid %ld answered with message %u, not the settings", pid, m.kind);
+    printf("pid %ld (%s): %s%s\n", pid, comm, m.err == EALREADY ? "nothing to change, already " : "now ",
+           m.text);
+    return DX_OK;
 }

@@ -11,6 +11,12 @@
  * ends the capture early, whole. Returns a DX_* exit status (dump.h). */
 int capreq_run(long pid, unsigned seconds, const char *output, volatile sig_atomic_t *stop);
 
+/* Asks process pid to change its sampling settings to `settings`
+ * ("key:value,..." of sample, sample_bytes, track and stacks), over the
+ * same socket and with the same checks as a capture, and prints the
+ * settings in force after. Returns a DX_* exit status. */
+int capreq_set(long pid, const char *settings, volatile sig_atomic_t *stop);
+
 /* shimdump's one-line error, "shimdump: <what>" on stderr; returns code
  * (shimdump.c). */
 int shimdump_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 enum mode { M_VIEW, M_LIST, M_WATCH, M_EVENTS, M_JSON, M_PROM, M_DIFF, M_CLEAN, M_HTML, M_CAPTURE,
-             M_CHECK, M_PPROF };
+             M_CHECK, M_PPROF, M_SET };
 
 static struct {
     enum mode mode;
@@ -56,7 +56,8 @@ static struct {
     const char *output;   /* --output */
     int gone;             /* --gone: the list and --prometheus show gone processes too */
     int all_users;        /* --all-users: root's --clean removes other users' segments too */
-} opt = { M_VIEW, "", 2.0, 20, 1, 0, -1, 0, 0, 5, 6, 1000000000ull, 0, 0, NULL, 0, 0 };
+    char set[256];        /* --set: the settings asked for, "key:value,..." */
+} opt = { M_VIEW, "", 2.0, 20, 1, 0, -1, 0, 0, 5, 6, 1000000000ull, 0, 0, NULL, 0, 0, "" };
 
 static volatile sig_atomic_t stop;
 
@@ -1334,6 +1335,9 @@ static void usage(FILE *f)
           "      --capture=SECONDS PID   record every malloc-family and new/delete call of\n"
           "                              PID for SECONDS (1..86400) into a trace file, for\n"
           "                              shimreplay; the owner of PID or root only\n"
+          "      --set=KEY:VALUE[,...] PID  change how PID samples, while it runs: sample,\n"
+          "                              sample_bytes, track (on, off) and stacks (on, off);\n"
+          "                              the owner of PID or root only\n"
           "  -o, --output=FILE           the trace's file (created, mode 0600; default\n"
           "                              mallocshim-PID-DATE-TIME.trace here)\n"
           "  -s, --stacks                the call sites: top stacks by live bytes, by\n"
@@ -1368,7 +1372,7 @@ int main(int argc, char **argv)
 {
     enum { O_NOFOLLOW_EV = 256, O_CLEAN, O_DIR, O_ASCII, O_COLOR, O_NOCOLOR, O_TOP, O_FRAMES,
            O_MINAGE, O_SCHEMA, O_SINCE, O_HTML, O_CAPTURE, O_CHECK, O_INVARIANTS, O_GONE,
-           O_ALL_USERS, O_PPROF };
+           O_ALL_USERS, O_PPROF, O_SET };
     static const struct option longopts[] = {
         { "list", no_argument, NULL, 'l' },
         { "watch", optional_argument, NULL, 'w' },
@@ -1384,6 +1388,7 @@ int main(int argc, char **argv)
         { "gone", no_argument, NULL, O_GONE },
         { "all-users", no_argument, NULL, O_ALL_USERS },
         { "capture", required_argument, NULL, O_CAPTURE },
+        { "set", required_argument, NULL, O_SET },
         { "check", no_argument, NULL, O_CHECK },
         { "invariants", no_argument, NULL, O_INVARIANTS },
         { "output", required_argument, NULL, 'o' },
@@ -1447,6 +1452,18 @@ int main(int argc, char **argv)
             modes++;
             break;
         }
+        case O_SET: {
+            size_t have = strlen(opt.set);
+            if (have + 1 + strlen(optarg) >= sizeof opt.set)
+                return shimdump_err(DX_USAGE, "--set: the settings are too long");
+            if (have)
+                opt.set[have++] = ',';
+            memcpy(opt.set + have, optarg, strlen(optarg) + 1);
+            if (!have)
+                modes++;
+            opt.mode = M_SET;
+            break;
+        }
         case 'o': opt.output = optarg; break;
         case 'a': opt.all = 1; break;
         case 's': opt.stacks = 1; break;
@@ -1496,7 +1513,7 @@ int main(int argc, char **argv)
     }
     if (modes > 1)
         return shimdump_err(DX_USAGE, "choose one of --list, --watch, --events, --json, --prometheus, "
-                             "--diff, --html, --pprof, --check, --clean and --capture");
+                             "--diff, --html, --pprof, --check, --clean, --capture and --set");
     if (opt.output && opt.mode != M_CAPTURE)
         return shimdump_err(DX_USAGE, "--output goes with --capture");
     if (opt.gone && opt.mode != M_LIST && opt.mode != M_PROM && opt.mode != M_VIEW)
@@ -1540,6 +1557,18 @@ int main(int argc, char **argv)
         if (nargs != 1 || !is_pid(args[0]))
             return shimdump_err(DX_USAGE, "--capture takes one PID");
         return capreq_run(strtol(args[0], NULL, 10), opt.capture_s, opt.output, &stop);
+    case M_SET: {
+        long pid;
+        if (nargs != 1)
+            return shimdump_err(DX_USAGE, "--set takes one PID (or the command of one process)");
+        if (is_pid(args[0]))
+            pid = strtol(args[0], NULL, 10);
+        else if (strchr(args[0], '/'))
+            return shimdump_err(DX_USAGE, "--set takes a PID, not a file: %s", args[0]);
+        else if ((c = pid_of_comm(args[0], &pid)) != DX_OK)
+            return c;
+        return capreq_set(pid, opt.set, &stop);
+    }
     case M_VIEW:
         if (nargs == 0)
             return finish(do_list());

@@ -628,9 +628,11 @@ static void heading(FILE *f, const struct dump *d, const struct view_opts *o)
     fprintf(f, "  %sconfig: %.*s%s%s\n", on(o, DIM), cw, d->config,
             (int)strlen(d->config) > 90 ? "..." : "", on(o, OFF));
     char smp[120];
-    if (d->sample <= 1)
+    if (d->sample <= 1 && !d->track_off)
         fprintf(f, "  sampling: every block tracked (sample:1); live requested bytes %s\n",
                 d->exact ? "exact" : "estimated (some blocks could not be tracked)");
+    else if (d->track_off)
+        fprintf(f, "  sampling: no block tracked (track:off); counts and usable bytes exact\n");
     else
         fprintf(f, "  sampling: %s tracked; counts and usable bytes exact\n",
                 fig_sampling(d, smp, sizeof smp));

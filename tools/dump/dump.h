@@ -17,7 +17,7 @@
  * requires is such a change (2: history, frames' file and line; 3: when
  * the backend's figures and the huge-page RSS were taken, the floor under
  * live bytes), and the reader goes on reading the versions before. */
-#define DUMP_JSON_VERSION 4
+#define DUMP_JSON_VERSION 5
 
 /* Exit codes of shimdump, documented in its man page and README. */
 enum dump_exit {
@@ -139,6 +139,18 @@ struct dump {
     int state;                         /* enum dump_state */
     uint32_t sample, interval_ms;
     uint64_t sample_bytes;             /* seg_header.sample_bytes: 0 off */
+    /* The sampling as it stands (shimdump --set may have changed it while
+     * the process ran): tracking off (counts only), stacks switched off;
+     * how many changes, and the last of them, oldest first. */
+    int track_off, stacks_off;
+    uint32_t settings_n;
+    size_t nchanges;
+    struct dump_change {
+        uint64_t t_ns;                 /* CLOCK_REALTIME of the change */
+        uint64_t sample_bytes;
+        uint32_t sample;
+        int track, stacks;             /* on after it */
+    } changes[SEG_CHANGES_MAX];
     int exact;                         /* live requested bytes exact (sample:1, nothing lost) */
     int inherited;                     /* a fork child's counts, approximate */
     int copy, copy_stale;              /* read from the copy (SEG_F_COPY), which could

@@ -81,6 +81,9 @@ static const struct jfield root_fields[] = {
 static const struct jfield sampling_fields[] = {
     JF(dump, "sample", JK_U32, sample),
     JFV(dump, "sample_bytes", JK_U64, sample_bytes, 4),
+    JFV(dump, "track", JK_NOT, track_off, 5),
+    JFV(dump, "stacks", JK_NOT, stacks_off, 5),
+    JFV(dump, "settings_changes", JK_U32, settings_n, 5),
     /* live_bytes: "exact" or "estimate" (dump.exact) */
     JF(dump, "tracked_dropped", JK_U64, dropped),
     JF(dump, "inherited", JK_BOOL, inherited),
@@ -89,6 +92,15 @@ static const struct jfield sampling_fields[] = {
     JF(dump, "copy", JK_BOOL, copy),
     JF(dump, "copy_stale", JK_BOOL, copy_stale),
     JF(dump, "copy_ns", JK_U64, copy_ns),
+};
+
+/* sampling.changes[]: the last settings changes (shimdump --set) */
+static const struct jfield change_fields[] = {
+    JFV(dump_change, "t_ns", JK_U64, t_ns, 5),
+    JFV(dump_change, "sample", JK_U32, sample, 5),
+    JFV(dump_change, "sample_bytes", JK_U64, sample_bytes, 5),
+    JFV(dump_change, "track", JK_BOOL, track, 5),
+    JFV(dump_change, "stacks", JK_BOOL, stacks, 5),
 };
 
 /* totals, and each size class after its class, min_size and max_size */
@@ -210,7 +222,7 @@ static const char *const root_other[] = { "format_version", "tool", "state", "rs
     "rss_anon_bytes", "rss_huge_bytes", "vsz_bytes", "peak_rss_bytes", "peak_rss_ns",
     "backend_stats", "call_stacks", "sampling", "totals", "size_classes", "series", "history",
     "figures", NULL };
-static const char *const sampling_other[] = { "live_bytes", NULL };
+static const char *const sampling_other[] = { "live_bytes", "changes", NULL };
 static const char *const class_other[] = { "class", "min_size", "max_size", "lifetime_hist",
     "age_hist", NULL };
 static const char *const series_other[] = { "backend_stats", NULL };
@@ -270,6 +282,7 @@ void dump_write_json_schema(FILE *f)
                                            "backend_stats.tcmalloc" };
     schema_line(f, "root", root_fields, NFIELDS(root_fields), root_other);
     schema_line(f, "sampling", sampling_fields, NFIELDS(sampling_fields), sampling_other);
+    schema_line(f, "changes", change_fields, NFIELDS(change_fields), NULL);
     schema_line(f, "totals", count_fields, NFIELDS(count_fields), NULL);
     schema_line(f, "size_classes", count_fields, NFIELDS(count_fields), class_other);
     schema_line(f, "series", series_fields, NFIELDS(series_fields), series_other);
@@ -509,7 +522,13 @@ void dump_write_json(FILE *f, const struct dump *d)
     fprintf(f, ",\n  \"state\": \"%s\",\n", state_name(d->state));
     fprintf(f, "  \"sampling\": {\"live_bytes\": \"%s\", ", d->exact ? "exact" : "estimate");
     jfields(f, sampling_fields, NFIELDS(sampling_fields), d, 1);
-    fputs("},\n  \"totals\": {", f);
+    fputs(", \"changes\": [", f);
+    for (size_t i = 0; i < d->nchanges; i++) {
+        fputs(i ? ", {" : "{", f);
+        jfields(f, change_fields, NFIELDS(change_fields), &d->changes[i], 1);
+        fputc('}', f);
+    }
+    fputs("]},\n  \"totals\": {", f);
     jfields(f, count_fields, NFIELDS(count_fields), &d->total, 1);
     fputs("},\n", f);
     opt_u64(f, latest_keys[0], last != NULL, last ? last->rss : 0, ",\n");
@@ -1354,6 +1373,13 @@ static int jroot(struct jread *r, const struct jv *root, struct dump *d)
         d->exact = !strcmp(w, "exact");
         if (!d->exact && strcmp(w, "estimate") != 0)
             jbad(r, "live_bytes");
+    }
+    if (r->version >= 5 && (a = jarr(r, v, "changes")) != NULL) {
+        if (a->n > SEG_CHANGES_MAX)
+            jbad(r, "changes");
+        for (size_t i = 0; i < a->n && i < SEG_CHANGES_MAX; i++)
+            jfields_read(r, &a->kid[i], change_fields, NFIELDS(change_fields), &d->changes[i]);
+        d->nchanges = a->n < SEG_CHANGES_MAX ? a->n : SEG_CHANGES_MAX;
     }
     jfields_read(r, jobj(r, root, "totals"), count_fields, NFIELDS(count_fields), &d->total);
     /* The latest sample's figures: written from the series, read from it. */

@@ -395,6 +395,43 @@ static void err_add_block(const struct seg_track *e, void *arg)
     es->c[c] += ww * u * u;
 }
 
+/* The sampling settings as they stand, and their changes (shimdump --set),
+ * under the header's settings seqlock; where it keeps moving, the header
+ * as read (h). */
+static void read_settings(struct dump *d, const struct seg_header *file, const struct seg_header *h)
+{
+    struct seg_change ch[SEG_CHANGES_MAX];
+    uint32_t sample = h->sample, n = 0, flags = h->flags;
+    uint64_t sb = h->sample_bytes;
+    for (int tries = 0; tries < 1000; tries++) {
+        uint32_t s0 = __atomic_load_n(&file->settings_seq, __ATOMIC_ACQUIRE);
+        if (s0 & 1)
+            continue;
+        sample = __atomic_load_n(&file->sample, __ATOMIC_RELAXED);
+        sb = __atomic_load_n(&file->sample_bytes, __ATOMIC_RELAXED);
+        flags = __atomic_load_n(&file->flags, __ATOMIC_RELAXED);
+        n = __atomic_load_n(&file->settings_n, __ATOMIC_RELAXED);
+        memcpy(ch, (const void *)file->changes, sizeof ch);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&file->settings_seq, __ATOMIC_RELAXED) == s0)
+            break;
+    }
+    d->sample = sample >= 1 ? sample : 1;
+    d->sample_bytes = sb;
+    d->track_off = !!(flags & SEG_F_TRACK_OFF);
+    d->stacks_off = !!(flags & SEG_F_STACKS_OFF);
+    d->settings_n = n;
+    d->nchanges = n < SEG_CHANGES_MAX ? n : SEG_CHANGES_MAX;
+    for (size_t i = 0; i < d->nchanges; i++) {
+        const struct seg_change *c = &ch[(n - d->nchanges + i) % SEG_CHANGES_MAX];
+        d->changes[i].t_ns = c->t_ns;
+        d->changes[i].sample = c->sample >= 1 ? c->sample : 1;
+        d->changes[i].sample_bytes = c->sample_bytes;
+        d->changes[i].track = !(c->flags & SEG_F_TRACK_OFF);
+        d->changes[i].stacks = !(c->flags & SEG_F_STACKS_OFF);
+    }
+}
+
 static void estimate_errors(struct dump *d, const void *base, const struct seg_header *h)
 {
     static struct err_scan es;
@@ -634,8 +671,7 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
                     sizeof h.backend_version);
     dump_clean_text(d->config, sizeof d->config, h.config, sizeof h.config);
     d->backend_id = (int)h.backend;
-    d->sample = h.sample;
-    d->sample_bytes = h.sample_bytes;
+    read_settings(d, file, &h);
     d->interval_ms = h.interval_ms;
     d->start_ns = h.start_ns;
     d->heartbeat_ns = ld(&file->heartbeat_ns);

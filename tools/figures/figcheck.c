@@ -227,7 +227,7 @@ static void counts_grow(struct ctx *c)
     }
 }
 
-/* With every block tracked (sample:1, each of weight 1), the stacks' live
+/* With every block tracked (sample:1 from the start, each of weight 1), the stacks' live
  * blocks are live blocks: their usable bytes are at most the live usable
  * bytes while the snapshot was read, but for a block per thread whose free
  * was counted and whose entry was not yet removed (SEG_INFLIGHT_BYTES
@@ -237,8 +237,9 @@ static void sites_le_live(struct ctx *c)
 {
     const struct dump *d = c->d;
     uint64_t usable = 0;
-    if (!d->live_usable_hi || !d->nstacks || !counts_exact(d) || d->sample != 1)
-        return;
+    if (!d->live_usable_hi || !d->nstacks || !counts_exact(d) || d->sample != 1 ||
+        d->settings_n || d->track_off)
+        return;   /* (blocks tracked before a change to sample:1 weigh more than 1) */
     for (size_t i = 0; i < d->nstacks; i++)
         usable += d->stacks[i].live_usable;
     uint64_t flight = (d->threads_seen ? d->threads_seen : 1) * (uint64_t)SEG_INFLIGHT_BYTES;

@@ -97,7 +97,9 @@ char *fig_backend_release(const struct dump *d, char *dst, size_t cap)
 char *fig_sampling(const struct dump *d, char *dst, size_t cap)
 {
     char b[24];
-    if (d->sample <= 1) {
+    if (d->track_off) {
+        snprintf(dst, cap, "no block (track:off)");
+    } else if (d->sample <= 1) {
         snprintf(dst, cap, "every block (sample:1)");
     } else if (!d->sample_bytes) {
         snprintf(dst, cap, "1 in %u blocks", d->sample);
@@ -379,6 +381,38 @@ static void note(struct fig_note *out, size_t max, size_t *n, enum fig_sev sev, 
     (*n)++;
 }
 
+/* The settings changes a process went through (shimdump --set), and what
+ * they leave out of its figures. */
+static size_t settings_notes(const struct dump *d, struct fig_note *out, size_t max, size_t n)
+{
+    char a[32], b[32], smp[120];
+    uint64_t last = fig_settings_since(d);
+    if (last) {
+        uint64_t as_of = fig_as_of(d);
+        note(out, max, &n, FN_INFO, "sampling changed %u time%s while it ran (shimdump --set), last "
+             "at %s, %s before these figures: now %s; each tracked block keeps the weight it was "
+             "taken with, so estimates hold across changes", d->settings_n,
+             d->settings_n == 1 ? "" : "s", figfmt_utc(a, sizeof a, last),
+             figfmt_dur(b, sizeof b, as_of > last ? as_of - last : 0, FF_WORDS),
+             fig_sampling(d, smp, sizeof smp));
+    }
+    if (d->track_off)
+        note(out, max, &n, FN_WARN, "tracking is off (track:off%s%s): call sites, lifetimes and "
+             "ages show only blocks tracked before; counts and usable bytes go on; shimdump "
+             "--set track:on PID turns it back on", last ? " since " : "",
+             last ? figfmt_utc(a, sizeof a, last) : "");
+    else if (d->stacks_off && d->stack_depth)
+        note(out, max, &n, FN_INFO, "call stacks are off (stacks:off%s%s): blocks tracked since "
+             "have no call site; shimdump --set stacks:on PID turns them back on",
+             last ? " since " : "", last ? figfmt_utc(a, sizeof a, last) : "");
+    return n;
+}
+
+uint64_t fig_settings_since(const struct dump *d)
+{
+    return d->nchanges ? d->changes[d->nchanges - 1].t_ns : 0;
+}
+
 size_t fig_notes(const struct dump *d, struct fig_note *out, size_t max)
 {
     size_t n = 0;
@@ -439,6 +473,7 @@ size_t fig_notes(const struct dump *d, struct fig_note *out, size_t max)
     if (d->dropped)
         note(out, max, &n, FN_WARN, "%llu tracked allocations found the table full and are not in "
              "the heat maps", (unsigned long long)d->dropped);
+    n = settings_notes(d, out, max, n);
     return n;
 }
 

@@ -79,6 +79,10 @@ char *fig_backend_release(const struct dump *d, char *dst, size_t cap);
  * every block of 3.45 MiB or more" (by bytes: seg_track_p). Returns dst. */
 char *fig_sampling(const struct dump *d, char *dst, size_t cap);
 
+/* When the sampling settings in force were set, CLOCK_REALTIME: the last
+ * change by shimdump --set; 0 where they hold from the start. */
+uint64_t fig_settings_since(const struct dump *d);
+
 /* ---- The waterfall ---- */
 
 enum fig_step_id { FS_REQ, FS_USABLE, FS_INUSE, FS_FOOT, FS_RSS, FS_PEAK, FS_COUNT };

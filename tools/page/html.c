@@ -707,6 +707,11 @@ static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
     input_legend(f, in, n);
     legend_line(f, "", 2, "RSS");
     legend_line(f, "5 3", 1.8, "live requested");
+    for (size_t i = 0; i < n; i++)
+        if (in[i].d->nchanges) {
+            legend_line(f, "2 3", 1.5, "sampling changed (shimdump --set)");
+            break;
+        }
     fputs("</div>\n", f);
     svg_open(f, id, PAGE_W, h, fine ? "RSS and live requested bytes, the most recent samples"
                                     : "RSS and live requested bytes over the whole history",
@@ -742,6 +747,25 @@ static int history_chart(FILE *f, const struct input *in, size_t n, int fine)
         fprintf(f, ": peak RSS %s at %s</title></circle>\n",
                 figfmt_bytes(a, sizeof a, d->peak_rss),
                 figfmt_elapsed(b, sizeof b, since_start(d, d->peak_rss_ns)));
+    }
+    /* The sampling's changes (shimdump --set): a dashed mark each. */
+    for (size_t i = 0; i < n; i++) {
+        const struct dump *d = in[i].d;
+        for (size_t k = 0; k < d->nchanges; k++) {
+            const struct dump_change *ch = &d->changes[k];
+            double px = htmlfmt_at(&x, since_start(d, ch->t_ns));
+            if (px < x.p0 - 0.5 || px > x.p1 + 0.5)
+                continue;
+            fprintf(f, "<line class=\"setmark\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+                       "stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"2 3\"><title>",
+                    px, px, top, h - bottom, in[i].colour);
+            htmlfmt_esc(f, in[i].label);
+            fprintf(f, ": sampling set at %s (shimdump --set): sample:%u, sample_bytes:%s, "
+                       "track:%s, stacks:%s</title></line>\n",
+                    figfmt_elapsed(b, sizeof b, since_start(d, ch->t_ns)), ch->sample,
+                    figfmt_bytes(a, sizeof a, ch->sample_bytes), ch->track ? "on" : "off",
+                    ch->stacks ? "on" : "off");
+        }
     }
     fputs("</svg>\n", f);
 
