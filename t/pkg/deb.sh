@@ -124,14 +124,14 @@ done
 # A short bcsim under the installed library, read by the installed shimdump
 # as root, and as a user of its own with the unit's one capability (what
 # shimdump.service reads), and without it (nothing).
-/usr/bin/mallocshim -b jemalloc -- /usr/bin/bcsim --json --duration=4 --threads=2 --cache=4M \
-    --block=16K --memtable=1M --seed=7 >"$TMP/bcsim.json" 2>"$TMP/bcsim.err" &
+# --hold: after its report, bcsim keeps its heap (and its segment) until
+# SIGTERM, so the reads below never race its end.
+/usr/bin/mallocshim -b jemalloc -- /usr/bin/bcsim --json --duration=1 --hold=120 --threads=2 \
+    --cache=4M --block=16K --memtable=1M --seed=7 >"$TMP/bcsim.json" 2>"$TMP/bcsim.err" &
 pid=$!
-n=0
-until /usr/bin/shimdump --json "$pid" >"$TMP/dump.json" 2>"$TMP/dump.err" || [ $n -ge 30 ]; do
-    sleep 0.1; n=$((n + 1))
-done
-grep -q '"backend": "jemalloc"' "$TMP/dump.json" && grep -q "\"pid\": $pid," "$TMP/dump.json"
+wait_line "$TMP/bcsim.json" '"live_requested"'
+/usr/bin/shimdump --json "$pid" >"$TMP/dump.json" 2>"$TMP/dump.err" &&
+    grep -q '"backend": "jemalloc"' "$TMP/dump.json" && grep -q "\"pid\": $pid," "$TMP/dump.json"
 rc=$?
 [ $rc -eq 0 ] || diag "$TMP/dump.err"
 ok $rc "shimdump --json reads the running bcsim's segment: backend jemalloc"
@@ -158,6 +158,7 @@ rc=$?
 [ $rc -eq 3 ] || diag "$TMP/unit.err"
 ok $([ $rc -eq 3 ]; echo $?) "uid 65534 without it: permission denied, exit 3 (got $rc)"
 
+kill -TERM "$pid"
 wait "$pid"
 rc=$?
 [ $rc -eq 0 ] && grep -q '"live_requested"' "$TMP/bcsim.json"
