@@ -1,7 +1,8 @@
 #!/bin/sh
 # test.sh: install what is missing, build, and run the whole test suite:
 # `make check` (unit tests with Check, integration and CLI tests under every
-# backend), then `make distcheck`. Ends with one summary line.
+# backend), then `make distcheck`, then the Debian package (as root). Ends
+# with one summary line.
 set -eu
 cd "$(dirname "$0")/.."
 sh scripts/deps.sh
@@ -17,6 +18,12 @@ if [ "${SKIP_DISTCHECK:-0}" != 1 ]; then
         { status=1; tail -n 40 distcheck.log; }
     echo "distcheck: $(grep -c 'archives ready for distribution' distcheck.log) archive(s) ready (log: distcheck.log)"
 fi
+# The Debian package (t/pkg/deb.sh): built from a clean copy of the
+# distribution, linted, installed with apt, run and purged, leaving the
+# system as it was. It installs into the system, so it skips unless root.
+make check TESTS=t/pkg/deb.sh TEST_SUITE_LOG=t/pkg/test-suite.log >/dev/null 2>&1 ||
+    { status=1; tail -n 40 t/pkg/deb.log; }
+echo "package: $(sed -n 's/^:test-result: //p' t/pkg/deb.trs | sort | uniq -c | xargs) (log: t/pkg/deb.log)"
 passed=$(cat t/*/*.trs | grep -c '^:test-result: \(PASS\|XFAIL\)' || true)
 failed=$(cat t/*/*.trs | grep -c '^:test-result: \(FAIL\|ERROR\|XPASS\)' || true)
 skipped=$(cat t/*/*.trs | grep -c '^:test-result: SKIP' || true)
