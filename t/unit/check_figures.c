@@ -665,6 +665,30 @@ START_TEST(small_errors)
 }
 END_TEST
 
+/* A class's lifetimes or ages that rest on fewer than FIG_FEW_TRACKED
+ * tracked blocks are marked rough (issue 33), where the count is known (a
+ * segment, JSON format 5 on); none is marked for a class with none. */
+START_TEST(few_tracked)
+{
+    struct dump *d = new_dump();
+    struct fig_class fc;
+    d->json_version = 5;
+    d->cls[3].life[4] = 2560;
+    d->cls[3].tracked_freed = FIG_FEW_TRACKED - 1;
+    d->cls[3].age[2] = 512;
+    d->cls[3].tracked_live = FIG_FEW_TRACKED;
+    fig_class_of(d, 3, &fc);
+    ck_assert(fc.life_few && fc.life_n == FIG_FEW_TRACKED - 1);
+    ck_assert(!fc.age_few && fc.age_n == FIG_FEW_TRACKED);
+    fig_class_of(d, 4, &fc);
+    ck_assert(!fc.life_few && !fc.age_few);
+    d->json_version = 4;   /* an old snapshot: not known, not said */
+    fig_class_of(d, 3, &fc);
+    ck_assert(!fc.life_few);
+    free(d);
+}
+END_TEST
+
 START_TEST(amounts)
 {
     char b[64];
@@ -835,6 +859,7 @@ static Suite *figures_suite(void)
     tcase_add_test(f, amounts);
     tcase_add_test(f, small_errors);
     tcase_add_test(f, bucket_bounds);
+    tcase_add_test(f, few_tracked);
     tcase_add_test(f, bins);
     tcase_add_test(f, invariants);
     suite_add_tcase(s, m);

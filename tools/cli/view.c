@@ -394,14 +394,27 @@ static void heat_map(FILE *f, const struct dump *d, const struct view_opts *o, i
         return;
     }
     heat_axis(f);
+    int few = 0;   /* rows that rest on few tracked blocks */
     for (int i = 0; i < n; i++) {
+        int rough = ages ? fc[i].age_few : fc[i].life_few;
         fprintf(f, "  %-13s ", figfmt_class(a, sizeof a, pick[i], FF_TERSE));
         for (unsigned k = 0; k < LIFEBUCKET_COUNT; k++)
             fputs(shade(o, ages ? fc[i].age[k] : fc[i].life[k], max), f);
-        fprintf(f, " %8s\n", count_str(b, sizeof b, ages ? fc[i].age_all : fc[i].life_all));
+        fprintf(f, " %8s", count_str(b, sizeof b, ages ? fc[i].age_all : fc[i].life_all));
+        uint64_t nt = ages ? fc[i].age_n : fc[i].life_n;
+        if (rough && nt)
+            fprintf(f, " %s(n=%llu)%s", on(o, DIM), (unsigned long long)nt, on(o, OFF));
+        else if (rough)   /* (ages are of the sampler's last pass; n is of now) */
+            fprintf(f, " %s(few)%s", on(o, DIM), on(o, OFF));
+        fputc('\n', f);
+        few += rough;
     }
     if (more)
         fprintf(f, "  %s... %d more classes%s\n", on(o, DIM), more, on(o, OFF));
+    if (few)
+        fprintf(f, "  %s(n=N), (few): the row rests on N tracked blocks, fewer than %d: its shape "
+                "is rough;\n  shimdump --set sample:64 PID tracks 4 times more small blocks%s\n",
+                on(o, DIM), FIG_FEW_TRACKED, on(o, OFF));
     fprintf(f, "  %scells: %s <=1%%  %s <=10%%  %s <=50%%  %s >50%% of the busiest cell%s\n",
             on(o, DIM), shade(o, 1, 100), shade(o, 10, 100), shade(o, 50, 100),
             shade(o, 100, 100), on(o, OFF));

@@ -42,6 +42,9 @@ struct dump_class {
     uint64_t allocs, frees, reallocs, req_bytes;
     uint64_t live_count, live_usable, live_req;
     uint64_t live_req_err;             /* live_req's standard error; 0 when exact */
+    uint64_t tracked_freed, tracked_live;   /* tracked blocks, unweighted: freed, and
+                                              still live (what life and age rest on;
+                                              0 in a JSON snapshot before format 5) */
     uint64_t life[LIFEBUCKET_COUNT];   /* blocks freed, by lifetime: estimated from the
                                           tracked ones, each weighted (seg.h, "Weights") */
     uint64_t age[LIFEBUCKET_COUNT];    /* blocks live, by age: estimated likewise */

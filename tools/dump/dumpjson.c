@@ -113,6 +113,8 @@ static const struct jfield count_fields[] = {
     JF(dump_class, "live_bytes", JK_U64, live_req),
     JF(dump_class, "live_bytes_stderr", JK_U64, live_req_err),
     JF(dump_class, "live_usable_bytes", JK_U64, live_usable),
+    JFV(dump_class, "tracked_freed", JK_U64, tracked_freed, 5),
+    JFV(dump_class, "tracked_live", JK_U64, tracked_live, 5),
 };
 
 static const struct jfield series_fields[] = {

@@ -709,6 +709,8 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
         k->live_count = sub_sat(sum[c].allocs, sum[c].frees, &d->counts_ok);
         k->live_usable = sub_sat(sum[c].usable_alloc, sum[c].usable_free, &d->counts_ok);
         k->live_req = k->live_count ? seg_live_req(&sum[c], &t, d->exact) : 0;
+        k->tracked_freed = t.frees;
+        k->tracked_live = t.allocs > t.frees ? t.allocs - t.frees : 0;
         for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++) {
             k->life[b] = w_blocks(t.lifetime[b]);
             k->age[b] = w_blocks(ages.count[c][b]);
@@ -724,6 +726,8 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
         t->live_count = add_sat(t->live_count, k->live_count);
         t->live_usable = add_sat(t->live_usable, k->live_usable);
         t->live_req = add_sat(t->live_req, k->live_req);
+        t->tracked_freed = add_sat(t->tracked_freed, k->tracked_freed);
+        t->tracked_live = add_sat(t->tracked_live, k->tracked_live);
         for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++) {
             t->life[b] = add_sat(t->life[b], k->life[b]);
             t->age[b] = add_sat(t->age[b], k->age[b]);

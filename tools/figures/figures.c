@@ -252,6 +252,12 @@ void fig_class_of(const struct dump *d, unsigned c, struct fig_class *out)
         out->life_all += out->life[b];
         out->age_all += out->age[b];
     }
+    out->life_n = k->tracked_freed;
+    out->age_n = k->tracked_live;
+    /* where the counts are known (JSON format 5 on), few but not none */
+    int known = d->json_version >= 5;
+    out->life_few = known && out->life_all > 0 && k->tracked_freed < FIG_FEW_TRACKED;
+    out->age_few = known && out->age_all > 0 && k->tracked_live < FIG_FEW_TRACKED;
 }
 
 int fig_median_bucket(const uint64_t *v)

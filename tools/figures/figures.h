@@ -125,7 +125,14 @@ struct fig_class {
     double waste;              /* share of the live usable bytes not requested, 0..1 */
     double life[LIFEBUCKET_COUNT], life_all;   /* estimated blocks freed, by lifetime */
     double age[LIFEBUCKET_COUNT], age_all;     /* estimated blocks live, by age */
+    /* The tracked blocks each rests on (0 also where unknown: an old JSON
+     * snapshot's): under FIG_FEW_TRACKED, its shape is rough, and outputs
+     * say so. */
+    uint64_t life_n, age_n;
+    int life_few, age_few;
 };
+
+#define FIG_FEW_TRACKED 30
 
 void fig_class_of(const struct dump *d, unsigned c, struct fig_class *out);
 
