@@ -396,8 +396,8 @@ static size_t settings_notes(const struct dump *d, struct fig_note *out, size_t 
     if (last) {
         uint64_t as_of = fig_as_of(d);
         note(out, max, &n, FN_INFO, "sampling changed %u time%s while it ran (shimdump --set), last "
-             "at %s, %s before these figures: now %s; each tracked block keeps the weight it was "
-             "taken with, so estimates hold across changes", d->settings_n,
+             "at %s, %s before these figures: now %s; a block keeps the weight it was tracked "
+             "with", d->settings_n,
              d->settings_n == 1 ? "" : "s", figfmt_utc(a, sizeof a, last),
              figfmt_dur(b, sizeof b, as_of > last ? as_of - last : 0, FF_WORDS),
              fig_sampling(d, smp, sizeof smp));

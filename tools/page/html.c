@@ -1083,6 +1083,7 @@ static void heat_maps(FILE *f, const struct input *in, size_t n, int ages)
     double vmax = 0;
     char a[48], b[48], num[48], col[16], id[32];
     const char *what = ages ? "age" : "lifetime";
+    int rough_rows = 0;   /* rows that rest on few tracked blocks */
     /* bucket 0 is <= 1 us: the labels sit on the bounds 1 us, 1 ms, 1 s... */
     static const unsigned ticks[] = { 0, 5, 10, 14, 17, 19 };
 
@@ -1155,8 +1156,14 @@ static void heat_maps(FILE *f, const struct input *in, size_t n, int ages)
                         figfmt_count(num, sizeof num, v));
             }
             double sum = ages ? fc.age_all : fc.life_all;
-            fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", w - 2,
-                    ry + rh - 3, sum > 0 ? figfmt_count(a, sizeof a, sum) : "");
+            int rough = ages ? fc.age_few : fc.life_few;
+            rough_rows += rough;
+            fprintf(f, "<text class=\"dim\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s%s", w - 2,
+                    ry + rh - 3, sum > 0 ? figfmt_count(a, sizeof a, sum) : "", rough ? "*" : "");
+            if (rough)
+                fprintf(f, "<title>rests on %llu tracked blocks, fewer than %d: a rough shape</title>",
+                        (unsigned long long)(ages ? fc.age_n : fc.life_n), FIG_FEW_TRACKED);
+            fputs("</text>\n", f);
         }
         /* the colour scale, under the map */
         double ly = top + m * rh + 14, lw = 150;
@@ -1174,6 +1181,10 @@ static void heat_maps(FILE *f, const struct input *in, size_t n, int ages)
         fputs("</svg>\n</figure>\n", f);
     }
     fputs("</div>\n", f);
+    if (rough_rows)
+        fprintf(f, "<p class=\"note\">* The row rests on fewer than %d tracked blocks: its shape is "
+                   "rough. <code>shimdump --set sample:64 PID</code> tracks 4 times more small "
+                   "blocks.</p>\n", FIG_FEW_TRACKED);
 
     fputs("<details><summary>The numbers behind these charts, every class</summary>"
           "<div class=\"scroll\">\n", f);
