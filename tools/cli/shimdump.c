@@ -429,6 +429,13 @@ static int target_read_why(struct target *t, struct dump *d, char *why, size_t w
     if (t->canonical && dump_map_header(&t->map, &h, NULL) == 0)
         state = find_proc_state(h.pid, h.start_ns);
     rc = read_checked(&t->map, d, state, why, whylen);
+    /* The process's memory class by class, from its /proc: kept only
+     * when it is still the same process after the read. */
+    if (rc == DX_OK && state == DS_ALIVE && dump_read_mem(d) == 0 &&
+        find_proc_state(h.pid, h.start_ns) != DS_ALIVE) {
+        memset(&d->mem, 0, sizeof d->mem);
+        d->mem.err = ESRCH;
+    }
     if (rc == DX_OK && name_frames && d->nstacks && !d->symbolized) {
         /* A live process's files, as it sees them (another mount namespace). */
         char root[64];
