@@ -21,13 +21,16 @@
 
 /* A leak suspect: live requested bytes that grew by LEAK_MIN and by
  * LEAK_GROWTH of where they started, over LEAK_POINTS points or more, in
- * no more than LEAK_DROPS of the steps going down by over 1%, while no
+ * at least LEAK_POINTS steps and LEAK_RISES of them (a growth spread over
+ * time, not one burst), no more than LEAK_DROPS of the steps going down
+ * by over 1%, while no
  * more than LEAK_FREED of the bytes allocated over the span were freed.
  * A call site only grows when it freed at most LEAK_SITE_FREES of its
  * blocks and its live blocks were made over LEAK_SITE_AGES age buckets. */
 #define LEAK_MIN (8 * MIB)
 #define LEAK_GROWTH 0.5
 #define LEAK_POINTS 6
+#define LEAK_RISES 0.33
 #define LEAK_DROPS 0.10
 #define LEAK_FREED 0.5
 #define LEAK_SITE_FREES 0.01
@@ -42,7 +45,7 @@
 /* Size-class rounding: live usable bytes over live requested by ROUND_MIN
  * bytes and ROUND_SHARE of the usable bytes. */
 #define ROUND_MIN (4 * MIB)
-#define ROUND_SHARE 0.12
+#define ROUND_SHARE 0.10
 
 const char *const fig_conf_name[3] = { "low", "medium", "high" };
 
@@ -115,7 +118,19 @@ static void free_held(const struct dump *d, struct fig_finding *out, size_t max,
     default:
         return;
     }
-    double sh = share(held, a.footprint);
+    /* What it says it holds may not all be resident (jemalloc's resident
+     * is a most, counting pages never touched): free bytes count only as
+     * far as the heap is resident, from /proc where known, else RSS. */
+    struct fig_mem m;
+    fig_memory(d, &m);
+    uint64_t res = m.have ? m.part[FM_HEAP].v : s->rss;
+    uint64_t fp = a.footprint < res ? a.footprint : res;
+    uint64_t used = d->backend_id == SEG_BACKEND_JEMALLOC ? v[0] : a.in_use;
+    if (held > (fp > used ? fp - used : 0))
+        held = fp > used ? fp - used : 0;
+    if (dirty > held)
+        dirty = held;
+    double sh = share(held, fp);
     if (held < FREE_MIN || sh < FREE_SHARE)
         return;
     if (!(f = add(out, max, n, "alloc_free_held", FN_WARN, sh >= FREE_HIGH ? FC_HIGH : FC_MEDIUM)))
@@ -126,7 +141,7 @@ static void free_held(const struct dump *d, struct fig_finding *out, size_t max,
     else
         snprintf(cpus, sizeof cpus, "an unknown number of CPUs");
     figfmt_bytes(b1, sizeof b1, held);
-    figfmt_bytes(b2, sizeof b2, a.footprint);
+    figfmt_bytes(b2, sizeof b2, fp);
     switch (d->backend_id) {
     case SEG_BACKEND_GLIBC: {
         uint64_t arenas = v[5], want = d->mem.cpus ? d->mem.cpus : 2;
@@ -134,7 +149,7 @@ static void free_held(const struct dump *d, struct fig_finding *out, size_t max,
             "memory that its arenas keep and do not give back", b1, sh * 100,
             (unsigned long long)arenas, arenas == 1 ? "" : "s", cpus);
         put(f->rests_on, sizeof f->rests_on, "glibc's free_bytes (fordblks), arena_bytes + "
-            "mmap_bytes (%s) and arenas, of the last sample%s", b2,
+            "mmap_bytes (%s resident) and arenas, of the last sample%s", b2,
             d->mem.cpus ? "; the CPUs from the process's affinity" : "");
         if (arenas > want)
             put(f->fix, sizeof f->fix, "try `arenas = %llu` or `backend = jemalloc` in "
@@ -150,7 +165,8 @@ static void free_held(const struct dump *d, struct fig_finding *out, size_t max,
             figfmt_bytes(b3, sizeof b3, dirty),
             figfmt_bytes(b4, sizeof b4, held - dirty));
         put(f->rests_on, sizeof f->rests_on, "jemalloc's resident, active, allocated and "
-            "metadata, of the last sample");
+            "metadata, of the last sample; its resident as far as %s says", m.have ?
+            "/proc's anonymous memory" : "RSS");
         if (dirty * 2 >= held)
             put(f->fix, sizeof f->fix, "have it purge sooner: `jemalloc.dirty_decay_ms = 1000` "
                 "and `jemalloc.muzzy_decay_ms = 0` in mallocshim.conf, or "
@@ -245,7 +261,7 @@ static void leak(const struct dump *d, struct fig_finding *out, size_t max, size
     const struct dump_tier *t = dump_tier_for(d, 0);
     struct fig_finding *f;
     char b1[24], b2[24], b3[24], b4[24], dur[32], pid[16], sites[400];
-    size_t from = 0, drops = 0;
+    size_t from = 0, drops = 0, rises = 0;
 
     if (!t || t->npoints < LEAK_POINTS)
         return;
@@ -256,9 +272,13 @@ static void leak(const struct dump *d, struct fig_finding *out, size_t max, size
     const struct dump_sample *a = &t->points[from].last, *b = &t->points[t->npoints - 1].last;
     if (b->live_req < a->live_req + LEAK_MIN || (double)b->live_req < (1 + LEAK_GROWTH) * (double)a->live_req)
         return;
-    for (size_t i = from + 1; i < t->npoints; i++)
+    for (size_t i = from + 1; i < t->npoints; i++) {
         drops += (double)t->points[i].last.live_req < 0.99 * (double)t->points[i - 1].last.live_req;
-    if ((double)drops > LEAK_DROPS * (double)(t->npoints - from - 1))
+        rises += t->points[i].last.live_req > t->points[i - 1].last.live_req;
+    }
+    size_t steps = t->npoints - from - 1;
+    if ((double)drops > LEAK_DROPS * (double)steps || rises < LEAK_POINTS ||
+        (double)rises < LEAK_RISES * (double)steps)
         return;
     uint64_t grew = b->live_req - a->live_req;
     uint64_t asked = b->req_bytes > a->req_bytes ? b->req_bytes - a->req_bytes : 0;
