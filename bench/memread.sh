@@ -63,7 +63,7 @@ echo "# $READS reads each; wall ms as median (min..max); the machine is shared, 
 
 for t in 16 256; do
     MALLOCSHIM_CONF="backend:glibc,shm_dir:$W/shm" LD_PRELOAD="$shim" \
-        "$build/tools/bcsim" -t "$t" -c 256M -d 60 >"$W/bcsim.out" 2>&1 &
+        "$build/tools/bcsim" -t "$t" -c 256M -d 600 >"$W/bcsim.out" 2>&1 &
     BC=$!
     sleep 15
     kill -0 "$BC" 2>/dev/null || { echo "bcsim -t $t: exited early: $(tail -n 3 "$W/bcsim.out")"; BC=""; continue; }

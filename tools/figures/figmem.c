@@ -130,8 +130,9 @@ void fig_memory(const struct dump *d, struct fig_mem *m)
                  "allocator has no figures yet");
     part(m, FM_STACKS, "thread_stacks", "thread stacks", FMC_ANON, stacks, 0);
     snprintf(m->part[FM_STACKS].how, sizeof m->part[FM_STACKS].how, "by layout: [stack] and %llu "
-             "read-write mappings above a no-access guard, as glibc makes a thread's stack (%llu "
-             "threads)", (unsigned long long)k->nstacks, (unsigned long long)k->threads);
+             "read-write mapping%s above a no-access guard, as glibc makes a thread's stack (%llu "
+             "thread%s)", (unsigned long long)k->nstacks, k->nstacks == 1 ? "" : "s",
+             (unsigned long long)k->threads, k->threads == 1 ? "" : "s");
     part(m, FM_ANON_FILES, "written_file_pages", "written pages of mapped files", FMC_ANON, files, 1);
     snprintf(m->part[FM_ANON_FILES].how, sizeof m->part[FM_ANON_FILES].how, "the kernel's "
              "Anonymous of private file mappings: the programs' data, copied on write");
