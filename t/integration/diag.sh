@@ -156,5 +156,13 @@ ok $? "... and the page says so, and still has the diagnosis from the sample (ou
 "$SD" "$TMP/outside.glibc.json" >"$TMP/view" && grep -q "other anonymous .*~ *9[0-9].* MiB" "$TMP/view" &&
     grep -q "^DIAGNOSIS" "$TMP/view" && grep -q "outside_heap (high)" "$TMP/view"
 ok $? "a snapshot with process_memory: the view shows RSS class by class and the diagnosis"
+"$SD" --prometheus "$TMP/outside.glibc.json" >"$TMP/prom" 2>"$TMP/err" &&
+    grep -q '^mallocshim_finding{.*,id="outside_heap",severity="warn",confidence="high"} 1$' "$TMP/prom" &&
+    grep -q '^mallocshim_rss_part_bytes{.*,class="anon",part="anon_other"} [0-9]*$' "$TMP/prom"
+ok $? "--prometheus: the findings and RSS class by class"
+if command -v promtool >/dev/null; then
+    promtool check metrics <"$TMP/prom" >"$TMP/lint" 2>&1
+    ok $? "promtool check metrics finds nothing to say" || diag "$TMP/lint"
+fi
 
 done_testing

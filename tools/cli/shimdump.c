@@ -777,6 +777,12 @@ static int do_prometheus(char **args, int nargs)
                     dump_free(&d[n]);
                     continue;
                 }
+                /* RSS class by class, kept where the process is still the one read */
+                if (d[n].state == DS_ALIVE && dump_read_mem(&d[n]) == 0 &&
+                    find_proc_state(d[n].pid, d[n].start_ns) != DS_ALIVE) {
+                    memset(&d[n].mem, 0, sizeof d[n].mem);
+                    d[n].mem.err = ESRCH;
+                }
                 p[n] = &d[n];
                 n++;
             }
