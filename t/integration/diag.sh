@@ -153,6 +153,19 @@ ok $? "... and --json writes process_memory null and memory.known false, with wh
 "$SD" --html "$TMP/old.json" >"$TMP/old.html" && grep -q "not known: this snapshot was saved without it" "$TMP/old.html" &&
     grep -q 'data-finding="outside_heap"' "$TMP/old.html"
 ok $? "... and the page says so, and still has the diagnosis from the sample (outside_heap, low confidence)"
+"$SD" --html "$TMP/outside.glibc.json" >"$TMP/outside.html" &&
+    python3 - "$TMP/outside.html" "$TMP/outside.glibc.json" <<'PY'
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+m = json.load(open(sys.argv[2]))["figures"]["memory"]
+want = {p["part"]: p["bytes"] for p in m["parts"]}
+want.update({c["class"]: c["bytes"] for c in m["classes"]})
+want["rss"] = m["rss_bytes"]
+got = {k: int(v) for k, v in re.findall(r'<tr data-mem="([a-z_]+)">.*?data-bytes="([0-9]+)"', page)}
+print("# page %s" % got)
+sys.exit(0 if got == want and 'data-finding="outside_heap"' in page else 1)
+PY
+ok $? "the page's RSS class by class equals the snapshot's, and it has the finding"
 "$SD" "$TMP/outside.glibc.json" >"$TMP/view" && grep -q "other anonymous .*~ *9[0-9].* MiB" "$TMP/view" &&
     grep -q "^DIAGNOSIS" "$TMP/view" && grep -q "outside_heap (high)" "$TMP/view"
 ok $? "a snapshot with process_memory: the view shows RSS class by class and the diagnosis"

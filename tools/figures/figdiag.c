@@ -26,7 +26,9 @@
  * by over 1%, while no
  * more than LEAK_FREED of the bytes allocated over the span were freed.
  * A call site only grows when it freed at most LEAK_SITE_FREES of its
- * blocks and its live blocks were made over LEAK_SITE_AGES age buckets. */
+ * blocks, its live blocks were made over LEAK_SITE_AGES age buckets or
+ * more (not in one burst; the buckets are a factor of 4 wide), and it
+ * holds LEAK_SITE_SHARE of the growth. */
 #define LEAK_MIN (8 * MIB)
 #define LEAK_GROWTH 0.5
 #define LEAK_POINTS 6
@@ -34,7 +36,8 @@
 #define LEAK_DROPS 0.10
 #define LEAK_FREED 0.5
 #define LEAK_SITE_FREES 0.01
-#define LEAK_SITE_AGES 3
+#define LEAK_SITE_AGES 2
+#define LEAK_SITE_SHARE 0.10
 #define LEAK_SITES 3
 
 /* RSS far above what the allocator holds: by OUT_MIN bytes and OUT_SHARE
@@ -219,9 +222,9 @@ static void site_name(const struct dump *d, const struct dump_stack *s, char *ds
     snprintf(dst, cap, "stack %u", s->id);
 }
 
-/* The call sites whose live bytes only grow, the most first, as a list in
- * words into dst; returns how many. */
-static size_t growing_sites(const struct dump *d, char *dst, size_t cap)
+/* The call sites whose live bytes only grow (of a growth of `grew` bytes),
+ * the most first, as a list in words into dst; returns how many. */
+static size_t growing_sites(const struct dump *d, uint64_t grew, char *dst, size_t cap)
 {
     size_t idx[LEAK_SITES], n = 0, used = 0;
     dst[0] = '\0';
@@ -231,7 +234,7 @@ static size_t growing_sites(const struct dump *d, char *dst, size_t cap)
         for (unsigned b = 0; b < LIFEBUCKET_COUNT; b++)
             buckets += s->age_count[b] > 0;
         if (!s->live_req || !s->allocs || (double)s->frees > LEAK_SITE_FREES * (double)s->allocs ||
-            buckets < LEAK_SITE_AGES)
+            buckets < LEAK_SITE_AGES || (double)s->live_req < LEAK_SITE_SHARE * (double)grew)
             continue;
         size_t at = n < LEAK_SITES ? n : LEAK_SITES;
         while (at > 0 && d->stacks[idx[at - 1]].live_req < s->live_req)
@@ -285,7 +288,7 @@ static void leak(const struct dump *d, struct fig_finding *out, size_t max, size
     uint64_t freed = asked > grew ? asked - grew : 0;
     if (asked && (double)freed > LEAK_FREED * (double)asked)
         return;
-    size_t ns = d->nstacks ? growing_sites(d, sites, sizeof sites) : 0;
+    size_t ns = d->nstacks ? growing_sites(d, grew, sites, sizeof sites) : 0;
     uint64_t span = b->t_ns > a->t_ns ? b->t_ns - a->t_ns : 0;
     enum fig_conf conf = ns ? FC_HIGH : d->stack_depth ? FC_MEDIUM : FC_MEDIUM;
     if (span < 60ull * 1000000000ull)
@@ -298,7 +301,7 @@ static void leak(const struct dump *d, struct fig_finding *out, size_t max, size
         figfmt_bytes(b1, sizeof b1, a->live_req), figfmt_bytes(b2, sizeof b2, b->live_req),
         figfmt_dur(dur, sizeof dur, span, FF_WORDS), figfmt_bytes(b3, sizeof b3, freed),
         figfmt_bytes(b4, sizeof b4, asked), 100 * share(freed, asked),
-        ns ? "; call sites that free nothing and hold blocks of every age: " : "",
+        ns ? "; call sites that free nothing, their blocks made over time: " : "",
         ns ? sites : d->stack_depth ? "; no call site stands out" : "");
     put(f->rests_on, sizeof f->rests_on, "live requested and requested bytes over %zu points of "
         "the history%s", t->npoints - from,

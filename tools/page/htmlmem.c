@@ -91,14 +91,15 @@ static void memory(FILE *f, const struct dump *const *d, const char *const *labe
         }
         fputs("</tr></thead>\n<tbody>\n", f);
         for (int c = 0; c < FMC_COUNT; c++) {
-            fprintf(f, "<tr data-fig=\"%s\"><th class=\"l\" scope=\"row\"><b>%s</b></th>",
+            fprintf(f, "<tr data-mem=\"%s\"><th class=\"l\" scope=\"row\"><b>%s</b></th>",
                     fig_mem_class_key[c], fig_mem_class_name[c]);
             for (size_t i = 0; i < n; i++) {
                 if (!m[i].have) {
                     fputs("<td>-</td>", f);
                     continue;
                 }
-                fprintf(f, "<td data-bytes=\"%llu\"><b>%s</b>", (unsigned long long)m[i].cls[c],
+                fprintf(f, "<td data-input=\"%zu\" data-bytes=\"%llu\"><b>%s</b>", i,
+                        (unsigned long long)m[i].cls[c],
                         figfmt_bytes(b, sizeof b, m[i].cls[c]));
                 pct(f, m[i].cls[c], m[i].rss);
                 fputs("</td>", f);
@@ -107,7 +108,7 @@ static void memory(FILE *f, const struct dump *const *d, const char *const *labe
             for (int k = 0; k < FM_COUNT; k++) {
                 if ((int)any_m->part[k].cls != c)
                     continue;
-                fprintf(f, "<tr data-fig=\"%s\"><th class=\"l\" scope=\"row\" title=\"",
+                fprintf(f, "<tr data-mem=\"%s\"><th class=\"l\" scope=\"row\" title=\"",
                         any_m->part[k].key);
                 htmlfmt_esc(f, any_m->part[k].how);
                 fprintf(f, "\">&emsp;%s%s</th>", any_m->part[k].exact ? "" : "~ ", any_m->part[k].name);
@@ -116,7 +117,8 @@ static void memory(FILE *f, const struct dump *const *d, const char *const *labe
                         fputs("<td>-</td>", f);
                         continue;
                     }
-                    fprintf(f, "<td data-bytes=\"%llu\">%s", (unsigned long long)m[i].part[k].v,
+                    fprintf(f, "<td data-input=\"%zu\" data-bytes=\"%llu\">%s", i,
+                            (unsigned long long)m[i].part[k].v,
                             figfmt_bytes(b, sizeof b, m[i].part[k].v));
                     pct(f, m[i].part[k].v, m[i].rss);
                     fputs("</td>", f);
@@ -124,12 +126,13 @@ static void memory(FILE *f, const struct dump *const *d, const char *const *labe
                 fputs("</tr>\n", f);
             }
         }
-        fputs("<tr data-fig=\"rss\"><th class=\"l\" scope=\"row\"><b>= RSS</b></th>", f);
+        fputs("<tr data-mem=\"rss\"><th class=\"l\" scope=\"row\"><b>= RSS</b></th>", f);
         for (size_t i = 0; i < n; i++) {
             if (!m[i].have)
                 fputs("<td>-</td>", f);
             else
-                fprintf(f, "<td data-bytes=\"%llu\"><b>%s</b></td>", (unsigned long long)m[i].rss,
+                fprintf(f, "<td data-input=\"%zu\" data-bytes=\"%llu\"><b>%s</b></td>", i,
+                        (unsigned long long)m[i].rss,
                         figfmt_bytes(b, sizeof b, m[i].rss));
         }
         fputs("</tr>\n</tbody>\n</table>\n<p class=\"note\">", f);
