@@ -145,12 +145,12 @@ del d["process_memory"]
 json.dump(d, open(sys.argv[2], "w"))
 PY
 "$SD" "$TMP/old.json" >"$TMP/view" 2>"$TMP/err" &&
-    grep -q "RSS class by class: not known: this snapshot was saved without it" "$TMP/view"
+    grep -q "RSS class by class: not known: only a running process's /proc tells it" "$TMP/view"
 ok $? "a snapshot without process_memory: the view says it is not known"
 "$SD" --json "$TMP/old.json" >"$TMP/old2.json" &&
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); m=d["figures"]["memory"]; sys.exit(0 if d["process_memory"] is None and not m["known"] and m["why"].startswith("not known") else 1)' "$TMP/old2.json"
 ok $? "... and --json writes process_memory null and memory.known false, with why"
-"$SD" --html "$TMP/old.json" >"$TMP/old.html" && grep -q "not known: this snapshot was saved without it" "$TMP/old.html" &&
+"$SD" --html "$TMP/old.json" >"$TMP/old.html" && grep -q "not known: only a running process&#39;s /proc tells it\|not known: only a running process's /proc tells it" "$TMP/old.html" &&
     grep -q 'data-finding="outside_heap"' "$TMP/old.html"
 ok $? "... and the page says so, and still has the diagnosis from the sample (outside_heap, low confidence)"
 "$SD" --html "$TMP/outside.glibc.json" >"$TMP/outside.html" &&

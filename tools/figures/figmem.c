@@ -4,7 +4,6 @@
 
 #include "figures.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,23 +46,16 @@ static void take(uint64_t *v, uint64_t *need)
     *need -= t;
 }
 
+/* Why it is not known, in words that depend only on what a JSON snapshot
+ * keeps (the state), so that a snapshot reads back as it was written. */
 static void why_not(const struct dump *d, struct fig_mem *m)
 {
-    const struct dump_mem *k = &d->mem;
-    if (d->saved)
-        snprintf(m->why, sizeof m->why, "not known: this snapshot was saved without it (only a "
-                 "running process's /proc tells it; shimdump --json PID saves it)");
-    else if (d->state == DS_DEAD || d->state == DS_EXITED)
+    if (d->state == DS_DEAD || d->state == DS_EXITED)
         snprintf(m->why, sizeof m->why, "not known: the process is gone, and only a running "
                  "process's /proc tells it");
-    else if (k->err == EACCES || k->err == EPERM)
-        snprintf(m->why, sizeof m->why, "not known: /proc/%u/smaps may not be read by this user "
-                 "(run shimdump as the process's user or as root)", d->pid);
-    else if (k->err)
-        snprintf(m->why, sizeof m->why, "not known: /proc/%u could not be read: %s", d->pid,
-                 strerror(k->err));
     else
-        snprintf(m->why, sizeof m->why, "not known: read from a file, not from a running process");
+        snprintf(m->why, sizeof m->why, "not known: only a running process's /proc tells it, to "
+                 "its user or root (a file, or a snapshot saved without it, has none)");
 }
 
 static void vsz_note(const struct dump *d, struct fig_mem *m)
