@@ -18,8 +18,10 @@
  * fits) is cut: its tail is skipped. */
 #define LINE_MAX_B 8192
 /* Files told apart when finding which are code: more is not a process of
- * max_map_count's default 65530 mappings; the rest count as other files. */
+ * max_map_count's default 65530 mappings; the rest count as other files.
+ * Each is looked for among the last FILES_NEAR only. */
 #define FILES_MAX 65536
+#define FILES_NEAR 8
 /* glibc's arena heaps are HEAP_MAX_SIZE-aligned (64 MiB on 64-bit): such a
  * read-write mapping above another heap's no-access tail is not a stack. */
 #define ARENA_HEAP_ALIGN (64ull << 20)
@@ -187,9 +189,12 @@ static int header(const char *line, struct map *mp)
     return 0;
 }
 
+/* The entry of mp's file. A loaded object's mappings lie together, so
+ * only the last few entries are searched: a file mapped again elsewhere
+ * gets another entry, and the read stays linear in the mappings. */
 static struct file_rss *file_of(struct mem_read *r, const struct map *mp)
 {
-    for (size_t i = r->nfiles; i-- > 0;)   /* a file's mappings come together: from the end */
+    for (size_t i = r->nfiles, k = 0; i-- > 0 && k < FILES_NEAR; k++)
         if (r->files[i].dev == mp->dev && r->files[i].ino == mp->ino)
             return &r->files[i];
     if (r->nfiles >= FILES_MAX)
