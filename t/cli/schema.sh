@@ -33,6 +33,15 @@ for path in sys.argv[1:]:
         add("waterfall", w)
     for e in d["figures"]["invariants_failed"]:
         add("invariants_failed", e)
+    add("memory", d["figures"]["memory"])
+    for e in d["figures"]["memory"]["classes"]:
+        add("memory_classes", e)
+    for e in d["figures"]["memory"]["parts"]:
+        add("memory_parts", e)
+    for e in d["figures"]["diagnosis"]:
+        add("diagnosis", e)
+    if d.get("process_memory") is not None:
+        add("process_memory", d["process_memory"])
     add("sampling", d["sampling"])
     add("totals", d["totals"])
     add("backend_stats." + d["backend"], d["backend_stats"])
@@ -122,7 +131,8 @@ PY
 ok $? "shimdump(1) follows the schema: $(cat "$TMP/out")"
 
 # The reader: a snapshot without any one key of the schema is refused,
-# naming the key, with exit 5; call_stacks alone may be absent.
+# naming the key, with exit 5; call_stacks and process_memory alone may be
+# absent.
 set -- $(backends)
 full="$TMP/$1/snap.json"
 check python3 - "$full" "$TMP/cut" <<'PY'
@@ -164,8 +174,8 @@ for f in "$TMP"/cut.[0-9][0-9][0-9]; do
     "$SD" "$f" >/dev/null 2>"$TMP/err"
     rc=$?
     path=$(cat "$f.path")
-    if [ "$key" = call_stacks ]; then
-        [ $rc -eq 0 ] || { bad=$((bad + 1)); echo "# without call_stacks: rc $rc" >&2; }
+    if [ "$key" = call_stacks ] || [ "$key" = process_memory ]; then
+        [ $rc -eq 0 ] || { bad=$((bad + 1)); echo "# without $key: rc $rc" >&2; }
     elif [ "${path#figures.}" != "$path" ]; then
         # figures' own keys are made again by the reader, not read
         [ $rc -eq 0 ] || { bad=$((bad + 1)); echo "# without $path: rc $rc" >&2; }

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -841,6 +842,180 @@ START_TEST(invariants)
 }
 END_TEST
 
+
+#define MIB_ (1024ull * 1024)
+
+/* RSS class by class: the kernel's classes, the parts summing to them, the
+ * heap attributed from the allocator's count within the room it can live
+ * in, a disagreement taken off the attributed parts, "not known" said. */
+START_TEST(memory_classes)
+{
+    struct dump *d = healthy();
+    struct dump_sample *s = &d->series[5];
+    struct fig_mem m;
+    d->mem.have = 1;
+    d->mem.rss_anon = 100 * MIB_;
+    d->mem.rss_file = 10 * MIB_;
+    d->mem.rss_shmem = 5 * MIB_;
+    d->mem.rss = 115 * MIB_;
+    d->mem.brk = 2 * MIB_;
+    d->mem.anon_maps = 90 * MIB_;
+    d->mem.main_stack = 1 * MIB_;
+    d->mem.thread_stacks = 3 * MIB_;
+    d->mem.anon_in_files = 1 * MIB_;
+    d->mem.file_code = 8 * MIB_;
+    d->mem.shim_seg = 4 * MIB_;
+    s->be.v[0] = 40 * MIB_;   /* glibc arena */
+    s->be.v[1] = 10 * MIB_;   /* hblkhd */
+    fig_memory(d, &m);
+    ck_assert(m.have);
+    ck_assert_uint_eq(m.rss, 115 * MIB_);
+    ck_assert_uint_eq(m.part[FM_HEAP].v, 50 * MIB_);
+    ck_assert_uint_eq(m.part[FM_STACKS].v, 4 * MIB_);
+    ck_assert_uint_eq(m.part[FM_ANON_OTHER].v, 100 * MIB_ - 50 * MIB_ - 4 * MIB_ - 1 * MIB_);
+    ck_assert_uint_eq(m.part[FM_CODE].v, 8 * MIB_);
+    ck_assert_uint_eq(m.part[FM_FILE_OTHER].v, 2 * MIB_);
+    ck_assert_uint_eq(m.part[FM_SHIM].v, 4 * MIB_);
+    ck_assert_uint_eq(m.part[FM_SHMEM_OTHER].v, 1 * MIB_);
+    uint64_t sum = 0;
+    for (int k = 0; k < FM_COUNT; k++)
+        sum += m.part[k].v;
+    ck_assert_uint_eq(sum, m.rss);
+    ck_assert(!m.part[FM_HEAP].exact && m.part[FM_CODE].exact);
+    ck_assert_str_eq(m.vsz_note, "");
+    /* more than the room: capped at [heap] and the anonymous mappings */
+    s->be.v[0] = 400 * MIB_;
+    fig_memory(d, &m);
+    ck_assert_uint_eq(m.part[FM_HEAP].v, 92 * MIB_);
+    ck_assert_uint_eq(m.part[FM_ANON_OTHER].v, 3 * MIB_);
+    /* smaps said more than status a moment before: off the heap first */
+    d->mem.rss_anon = 90 * MIB_;
+    d->mem.rss = 105 * MIB_;
+    fig_memory(d, &m);
+    ck_assert_uint_eq(m.part[FM_HEAP].v, 85 * MIB_);
+    ck_assert_uint_eq(m.part[FM_ANON_OTHER].v, 0);
+    sum = 0;
+    for (int k = 0; k < FM_COUNT; k++)
+        sum += m.part[k].v;
+    ck_assert_uint_eq(sum, m.rss);
+    /* a huge reservation, remarked */
+    d->mem.vsz = 8ull << 40;
+    d->mem.largest_vsz = (8ull << 40) - (1ull << 30);
+    d->mem.largest_noaccess = 1;
+    fig_memory(d, &m);
+    ck_assert_ptr_nonnull(strstr(m.vsz_note, "virtual size 8.00 TiB"));
+    ck_assert_ptr_nonnull(strstr(m.vsz_note, "one no-access mapping"));
+    /* not known, and why */
+    memset(&d->mem, 0, sizeof d->mem);
+    d->saved = 1;
+    fig_memory(d, &m);
+    ck_assert(!m.have);
+    ck_assert_ptr_nonnull(strstr(m.why, "saved without it"));
+    d->saved = 0;
+    d->state = DS_DEAD;
+    fig_memory(d, &m);
+    ck_assert_ptr_nonnull(strstr(m.why, "the process is gone"));
+    d->state = DS_ALIVE;
+    d->mem.err = EACCES;
+    fig_memory(d, &m);
+    ck_assert_ptr_nonnull(strstr(m.why, "to its user or root"));
+    free_healthy(d);
+}
+END_TEST
+
+/* How many findings of d have id, and the first of them in *f. */
+static int found(const struct dump *d, const char *id, struct fig_finding *f)
+{
+    struct fig_finding all[FIG_FINDINGS_MAX];
+    size_t n = fig_diagnose(d, all, FIG_FINDINGS_MAX);
+    int k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(all[i].id, id) && k++ == 0 && f)
+            *f = all[i];
+    return k;
+}
+
+/* The rules' thresholds, each side of the line. */
+START_TEST(diagnosis_rules)
+{
+    struct dump *d = healthy();
+    struct dump_sample *s = &d->series[5];
+    struct fig_finding f;
+    ck_assert_int_eq(found(d, "healthy", &f), 1);
+    ck_assert_int_eq(f.sev, FN_INFO);
+    ck_assert_ptr_nonnull(strstr(f.what, "nothing stands out"));
+
+    /* glibc: free held, 16 MiB and 15% of a resident 100 MiB */
+    s->rss = 200 * MIB_;
+    s->be.v[0] = 100 * MIB_;
+    s->be.v[1] = 0;
+    s->be.v[4] = 70 * MIB_;
+    s->be.v[5] = 8;
+    s->be.v[2] = 15 * MIB_;
+    d->mem.cpus = 2;
+    ck_assert_int_eq(found(d, "alloc_free_held", NULL), 0);
+    s->be.v[2] = 16 * MIB_;
+    ck_assert_int_eq(found(d, "alloc_free_held", &f), 1);
+    ck_assert_int_eq(f.conf, FC_MEDIUM);
+    ck_assert_ptr_nonnull(strstr(f.what, "in 8 arenas on 2 CPUs"));
+    ck_assert_ptr_nonnull(strstr(f.fix, "`arenas = 2`"));
+    ck_assert_ptr_nonnull(strstr(f.check, "shimreplay --all"));
+    ck_assert_int_eq(found(d, "healthy", NULL), 0);
+    s->be.v[2] = 30 * MIB_;
+    ck_assert_int_eq(found(d, "alloc_free_held", &f), 1);
+    ck_assert_int_eq(f.conf, FC_HIGH);
+    /* counted only as far as resident: RSS 80 MiB leaves 10 MiB free */
+    s->rss = 80 * MIB_;
+    ck_assert_int_eq(found(d, "alloc_free_held", NULL), 0);
+    s->rss = 1000 * KIB;
+    s->be.v[0] = 900 * KIB;
+    s->be.v[2] = 300 * KIB;
+    s->be.v[4] = 600 * KIB;
+    s->be.v[5] = 1;
+
+    /* rounding: 10% and 4 MiB of the live usable bytes */
+    d->total.live_usable = 50 * MIB_;
+    d->total.live_req = 46 * MIB_;
+    ck_assert_int_eq(found(d, "class_rounding", NULL), 0);
+    d->total.live_req = 45 * MIB_;
+    ck_assert_int_eq(found(d, "class_rounding", &f), 1);
+    ck_assert_int_eq(f.conf, FC_HIGH);
+    d->total.live_usable = d->total.live_req = 0;
+
+    /* a leak: 2 MiB more every second, nothing freed */
+    for (size_t i = 0; i < d->nseries; i++) {
+        d->series[i].live_req = (1 + 2 * i) * MIB_;
+        d->series[i].req_bytes = (1 + 2 * i) * MIB_;
+    }
+    refine(d);
+    ck_assert_int_eq(found(d, "leak_suspect", NULL), 0);   /* 6 points, 5 steps: too few */
+    free(d->series);
+    d->nseries = 12;
+    d->series = calloc(d->nseries, sizeof *d->series);
+    ck_assert_ptr_nonnull(d->series);
+    for (size_t i = 0; i < d->nseries; i++) {
+        d->series[i].t_ns = T0 + (90 + i) * S;
+        d->series[i].live_req = d->series[i].req_bytes = (1 + 2 * i) * MIB_;
+    }
+    refine(d);
+    ck_assert_int_eq(found(d, "leak_suspect", &f), 1);
+    ck_assert_int_eq(f.conf, FC_LOW);   /* over less than a minute, no site */
+    /* the same growth in one burst is not a leak */
+    for (size_t i = 0; i < d->nseries; i++)
+        d->series[i].live_req = d->series[i].req_bytes = i < 6 ? MIB_ : 23 * MIB_;
+    refine(d);
+    ck_assert_int_eq(found(d, "leak_suspect", NULL), 0);
+    /* nor a growth whose bytes were mostly freed as they came */
+    for (size_t i = 0; i < d->nseries; i++) {
+        d->series[i].live_req = (1 + 2 * i) * MIB_;
+        d->series[i].req_bytes = (1 + 5 * i) * MIB_;
+    }
+    refine(d);
+    ck_assert_int_eq(found(d, "leak_suspect", NULL), 0);
+    free_healthy(d);
+}
+END_TEST
+
 static Suite *figures_suite(void)
 {
     Suite *s = suite_create("figures");
@@ -862,6 +1037,8 @@ static Suite *figures_suite(void)
     tcase_add_test(f, few_tracked);
     tcase_add_test(f, bins);
     tcase_add_test(f, invariants);
+    tcase_add_test(f, memory_classes);
+    tcase_add_test(f, diagnosis_rules);
     suite_add_tcase(s, m);
     suite_add_tcase(s, f);
     return s;

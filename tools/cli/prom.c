@@ -159,6 +159,34 @@ void prom_write(FILE *f, const struct dump *const *d, size_t n)
             fprintf(f, ",stat=\"%s\"} %llu\n", name, (unsigned long long)s->be.v[k]);
         }
     }
+    /* RSS class by class (figures.h, fig_memory), where /proc was read */
+    fputs("# HELP mallocshim_rss_part_bytes RSS class by class: the kernel's classes (anon, file, "
+          "shmem) split by what their mappings are; summing to RSS\n"
+          "# TYPE mallocshim_rss_part_bytes gauge\n", f);
+    for (size_t i = 0; i < n; i++) {
+        struct fig_mem mem;
+        fig_memory(d[i], &mem);
+        for (int k = 0; k < FM_COUNT && mem.have; k++) {
+            fputs("mallocshim_rss_part_bytes", f);
+            labels(f, d[i]);
+            fprintf(f, ",class=\"%s\",part=\"%s\"} %llu\n", fig_mem_class_key[mem.part[k].cls],
+                    mem.part[k].key, (unsigned long long)mem.part[k].v);
+        }
+    }
+    /* the diagnosis (figures.h, fig_diagnose): 1 per finding */
+    fputs("# HELP mallocshim_finding The diagnosis: 1 per finding, by its id (shimdump(1), "
+          "DIAGNOSIS)\n# TYPE mallocshim_finding gauge\n", f);
+    for (size_t i = 0; i < n; i++) {
+        static const char *const sev[] = { "info", "warn", "bad" };
+        struct fig_finding fd[FIG_FINDINGS_MAX];
+        size_t k = fig_diagnose(d[i], fd, FIG_FINDINGS_MAX);
+        for (size_t j = 0; j < k; j++) {
+            fputs("mallocshim_finding", f);
+            labels(f, d[i]);
+            fprintf(f, ",id=\"%s\",severity=\"%s\",confidence=\"%s\"} 1\n", fd[j].id,
+                    sev[fd[j].sev], fig_conf_name[fd[j].conf]);
+        }
+    }
     /* usable_max, not le: Prometheus keeps le for the cumulative buckets of
      * a histogram, and these are not cumulative */
     fputs("# HELP mallocshim_class_live_usable_bytes Live usable bytes per size class "

@@ -430,6 +430,13 @@ static int target_read_why(struct target *t, struct dump *d, char *why, size_t w
     if (t->canonical && dump_map_header(&t->map, &h, NULL) == 0)
         state = find_proc_state(h.pid, h.start_ns);
     rc = read_checked(&t->map, d, state, why, whylen);
+    /* The process's memory class by class, from its /proc: kept only
+     * when it is still the same process after the read. */
+    if (rc == DX_OK && state == DS_ALIVE && dump_read_mem(d) == 0 &&
+        find_proc_state(h.pid, h.start_ns) != DS_ALIVE) {
+        memset(&d->mem, 0, sizeof d->mem);
+        d->mem.err = ESRCH;
+    }
     if (rc == DX_OK && name_frames && d->nstacks && !d->symbolized) {
         /* A live process's files, as it sees them (another mount namespace). */
         char root[64];
@@ -770,6 +777,12 @@ static int do_prometheus(char **args, int nargs)
                 if (gone_skip(&d[n], &g)) {   /* running processes only, by default */
                     dump_free(&d[n]);
                     continue;
+                }
+                /* RSS class by class, kept where the process is still the one read */
+                if (d[n].state == DS_ALIVE && dump_read_mem(&d[n]) == 0 &&
+                    find_proc_state(d[n].pid, d[n].start_ns) != DS_ALIVE) {
+                    memset(&d[n].mem, 0, sizeof d[n].mem);
+                    d[n].mem.err = ESRCH;
                 }
                 p[n] = &d[n];
                 n++;

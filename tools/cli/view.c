@@ -606,6 +606,58 @@ static void long_sites(FILE *f, const struct dump *d, const struct view_opts *o)
     stack_ranking(f, d, o, FR_LONG, 3, 2);
 }
 
+/* ---- RSS class by class, and the diagnosis ---- */
+
+/* RSS the way the kernel counts it (figures.h, fig_memory): each class,
+ * then its parts; "~" marks a part that is attributed, not measured. */
+static void rss_classes(FILE *f, const struct dump *d, const struct view_opts *o)
+{
+    struct fig_mem m;
+    char b[24], c[24], when[16];
+    fig_memory(d, &m);
+    if (!m.have) {
+        wrapped(f, o, DIM, "  RSS class by class: ", m.why);
+    } else {
+        fprintf(f, "  %sRSS class by class%s, read from /proc at %s in %s (the kernel's counts; "
+                "~ attributed):\n", on(o, BOLD), on(o, OFF), clock_str(when, sizeof when, m.t_ns),
+                dur_str(c, sizeof c, m.read_ns));
+        for (int k = 0; k < FMC_COUNT; k++) {
+            fprintf(f, "    %-36s %11s  %5.1f%%\n", fig_mem_class_name[k],
+                    figfmt_bytes(b, sizeof b, m.cls[k]),
+                    m.rss ? 100.0 * (double)m.cls[k] / (double)m.rss : 0);
+            for (int p = 0; p < FM_COUNT; p++)
+                if ((int)m.part[p].cls == k)
+                    fprintf(f, "      %s%-32s%s %s%11s  %5.1f%%\n", on(o, DIM), m.part[p].name,
+                            on(o, OFF), m.part[p].exact ? " " : "~",
+                            figfmt_bytes(b, sizeof b, m.part[p].v),
+                            m.rss ? 100.0 * (double)m.part[p].v / (double)m.rss : 0);
+        }
+        fprintf(f, "    %-36s %11s\n", "= RSS", figfmt_bytes(b, sizeof b, m.rss));
+        wrapped(f, o, DIM, "    heap: ", m.part[FM_HEAP].how);
+        wrapped(f, o, DIM, "    stacks: ", m.part[FM_STACKS].how);
+    }
+    if (m.vsz_note[0])
+        wrapped(f, o, YELLOW, "  note: ", m.vsz_note);
+}
+
+static void diagnosis(FILE *f, const struct dump *d, const struct view_opts *o)
+{
+    static const char *const sev_col[] = { "", YELLOW, RED };
+    struct fig_finding fd[FIG_FINDINGS_MAX];
+    size_t n = fig_diagnose(d, fd, FIG_FINDINGS_MAX);
+    char lead[64];
+    title(f, o, "DIAGNOSIS", "what the figures show, and what to try");
+    for (size_t i = 0; i < n; i++) {
+        snprintf(lead, sizeof lead, "  %s (%s): ", fd[i].id, fig_conf_name[fd[i].conf]);
+        wrapped(f, o, sev_col[fd[i].sev], lead, fd[i].what);
+        if (fd[i].fix[0])
+            wrapped(f, o, "", "    fix: ", fd[i].fix);
+        if (fd[i].check[0])
+            wrapped(f, o, "", "    check: ", fd[i].check);
+        wrapped(f, o, DIM, "    from: ", fd[i].rests_on);
+    }
+}
+
 /* ---- The whole view ---- */
 
 static const char *state_word(int s)
@@ -675,6 +727,8 @@ void view_main(FILE *f, const struct dump *d, const struct view_opts *o)
             count_str(e, sizeof e, (double)d->total.live_count),
             figfmt_bytes(g, sizeof g, d->total.req_bytes));
     waterfall(f, d, o);
+    rss_classes(f, d, o);
+    diagnosis(f, d, o);
     over_time(f, d, o);
     size_classes(f, d, o);
     heat_map(f, d, o, 0);

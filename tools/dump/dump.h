@@ -129,6 +129,38 @@ struct dump_stack {
     uint64_t age_req_err[LIFEBUCKET_COUNT];     /* age_req's, per bucket (independent) */
 };
 
+/* The process's memory as the kernel tells it, read by shimdump from a
+ * running process's /proc (dumpproc.c), or back from a JSON snapshot that
+ * has it. The totals are the kernel's own counters (/proc/PID/status:
+ * rss == rss_anon + rss_file + rss_shmem); the parts are sums over the
+ * mappings of /proc/PID/smaps, read a moment later, by what each mapping
+ * is (figures.h, fig_memory, attributes them and makes the sums meet). */
+struct dump_mem {
+    int have;                          /* 0: not known (gone, a file, no permission) */
+    int err;                           /* errno of the failed read when not have; 0: not tried */
+    uint64_t t_ns;                     /* CLOCK_REALTIME of the read */
+    uint64_t read_ns;                  /* what reading them cost shimdump, wall time */
+    uint64_t rss, rss_anon, rss_file, rss_shmem, vsz, swap;   /* status: exact */
+    uint64_t threads, cpus;            /* status's Threads; CPUs the process may run on */
+    uint64_t mappings;                 /* in smaps */
+    /* smaps, by mapping (resident bytes) */
+    uint64_t brk;                      /* [heap]: glibc's main arena */
+    uint64_t main_stack;               /* [stack] */
+    uint64_t thread_stacks, nstacks;   /* read-write anonymous mappings right above a
+                                          no-access guard, as glibc lays out a thread's stack */
+    uint64_t anon_maps;                /* other anonymous mappings (the allocator's, the
+                                          program's own mmap) */
+    uint64_t anon_in_files;            /* written (copy-on-write) pages of private file
+                                          mappings: counted anonymous by the kernel */
+    uint64_t file_code;                /* files with an executable mapping: the program
+                                          and its libraries */
+    uint64_t file_other;               /* other mapped files */
+    uint64_t shim_seg;                 /* the shim's own segment (memfd "mallocshim") */
+    uint64_t shmem_other;              /* other shared memory (tmpfs, SysV, shared anonymous) */
+    uint64_t largest_vsz, largest_rss; /* the largest mapping: its size and resident bytes */
+    int largest_noaccess;              /* it is a no-access (---p) reservation */
+};
+
 struct dump {
     int json_version;                  /* of the JSON file read, else DUMP_JSON_VERSION */
     int saved;                         /* read from a JSON snapshot: state and times are as of then */
@@ -194,6 +226,7 @@ struct dump {
     struct dump_obj *objs;             /* malloc'ed (all three) */
     struct dump_stack *stacks;
     struct dump_frame *frames;
+    struct dump_mem mem;               /* the process's memory, class by class (live only) */
 };
 
 /* The latest time-series sample, or NULL when there is none. */
@@ -251,6 +284,14 @@ int dump_symbolize(struct dump *d, const char *root);
  * ranking (figures.h, fig_sites), long-lived meaning older than bucket
  * long_bucket, each with its estimates and its stack. */
 void dump_write_sites_json(FILE *f, const struct dump *d, unsigned long_bucket, size_t top);
+
+/* Reads d->mem from /proc/<d->pid>/status and smaps: call it only for a
+ * running process that the caller has judged to be d's (its start time),
+ * and judge again after. Memory is bounded whatever the process maps
+ * (lines are cut at 8 KiB, files told apart at 65536). Sets mem.have, or
+ * mem.err to why not (EACCES: another user's process, ESRCH: gone or a
+ * zombie). Returns 0, or that errno. */
+int dump_read_mem(struct dump *d);
 
 /* Frees what the dump holds (not d itself) and zeroes it. */
 void dump_free(struct dump *d);

@@ -212,6 +212,37 @@ static const struct jfield be_fields[] = {
     JFV(dump_be, "live_usable_ceiling_bytes", JK_U64, live_hi, 3),
 };
 
+/* process_memory: the process's memory as /proc told it when shimdump read
+ * it (dump.h, struct dump_mem); null when not known. The one object a
+ * reader may find absent (a snapshot written before shimdump read /proc):
+ * then it is not known either. */
+static const struct jfield mem_fields[] = {
+    JF(dump_mem, "taken_ns", JK_U64, t_ns),
+    JF(dump_mem, "read_ns", JK_U64, read_ns),
+    JF(dump_mem, "rss_bytes", JK_U64, rss),
+    JF(dump_mem, "rss_anon_bytes", JK_U64, rss_anon),
+    JF(dump_mem, "rss_file_bytes", JK_U64, rss_file),
+    JF(dump_mem, "rss_shmem_bytes", JK_U64, rss_shmem),
+    JF(dump_mem, "vsz_bytes", JK_U64, vsz),
+    JF(dump_mem, "swap_bytes", JK_U64, swap),
+    JF(dump_mem, "threads", JK_U64, threads),
+    JF(dump_mem, "cpus", JK_U64, cpus),
+    JF(dump_mem, "mappings", JK_U64, mappings),
+    JF(dump_mem, "brk_heap_bytes", JK_U64, brk),
+    JF(dump_mem, "main_stack_bytes", JK_U64, main_stack),
+    JF(dump_mem, "thread_stacks_bytes", JK_U64, thread_stacks),
+    JF(dump_mem, "thread_stacks", JK_U64, nstacks),
+    JF(dump_mem, "anon_mappings_bytes", JK_U64, anon_maps),
+    JF(dump_mem, "anon_in_files_bytes", JK_U64, anon_in_files),
+    JF(dump_mem, "file_code_bytes", JK_U64, file_code),
+    JF(dump_mem, "file_other_bytes", JK_U64, file_other),
+    JF(dump_mem, "shim_segment_bytes", JK_U64, shim_seg),
+    JF(dump_mem, "shmem_other_bytes", JK_U64, shmem_other),
+    JF(dump_mem, "largest_map_bytes", JK_U64, largest_vsz),
+    JF(dump_mem, "largest_map_rss_bytes", JK_U64, largest_rss),
+    JF(dump_mem, "largest_map_noaccess", JK_BOOL, largest_noaccess),
+};
+
 /* The latest sample's figures, at the top level (null before the first). */
 static const char *const latest_keys[4] = { "rss_bytes", "rss_anon_bytes", "rss_huge_bytes",
                                             "vsz_bytes" };
@@ -223,7 +254,7 @@ static const char hist_bound[] = "le_ns";
 static const char *const root_other[] = { "format_version", "tool", "state", "rss_bytes",
     "rss_anon_bytes", "rss_huge_bytes", "vsz_bytes", "peak_rss_bytes", "peak_rss_ns",
     "backend_stats", "call_stacks", "sampling", "totals", "size_classes", "series", "history",
-    "figures", NULL };
+    "figures", "process_memory", NULL };
 static const char *const sampling_other[] = { "live_bytes", "changes", NULL };
 static const char *const class_other[] = { "class", "min_size", "max_size", "lifetime_hist",
     "age_hist", NULL };
@@ -260,7 +291,16 @@ static const struct jfield step_fields[] = {
 };
 static const char *const step_other[] = { "step", "name", "bytes", "taken_ns", "age_ns", NULL };
 static const char *const figures_other[] = { "as_of_ns", "uptime_s", "waterfall", "notes",
-    "invariants_failed", NULL };
+    "invariants_failed", "memory", "diagnosis", NULL };
+/* figures.memory (figures.h, fig_memory) and its parts; figures.diagnosis
+ * (fig_diagnose). */
+static const char *const memory_other[] = { "known", "why", "taken_ns", "rss_bytes", "classes",
+    "parts", "vsz_note", NULL };
+static const char *const memory_class_other[] = { "class", "name", "bytes", NULL };
+static const char *const memory_part_other[] = { "part", "class", "name", "bytes", "exact", "how",
+    NULL };
+static const char *const diagnosis_other[] = { "id", "severity", "confidence", "what", "rests_on",
+    "fix", "check", NULL };
 static const char *const failed_other[] = { "invariant", "detail", NULL };
 static const char *const stack_other[] = { "lifetime_hist", "age_hist", "age_bytes_hist",
     "age_bytes_stderr_hist", "frames", NULL };
@@ -306,6 +346,11 @@ void dump_write_json_schema(FILE *f)
     schema_line(f, "figures", NULL, 0, figures_other);
     schema_line(f, "waterfall", step_fields, NFIELDS(step_fields), step_other);
     schema_line(f, "invariants_failed", NULL, 0, failed_other);
+    schema_line(f, "memory", NULL, 0, memory_other);
+    schema_line(f, "memory_classes", NULL, 0, memory_class_other);
+    schema_line(f, "memory_parts", NULL, 0, memory_part_other);
+    schema_line(f, "diagnosis", NULL, 0, diagnosis_other);
+    schema_line(f, "process_memory", mem_fields, NFIELDS(mem_fields), NULL);
     schema_line(f, "stacks_json", sites_fields, NFIELDS(sites_fields), sites_other);
     schema_line(f, "sites", site_fields, NFIELDS(site_fields), site_other);
     fprintf(f, "lifetime_hist: %s count\nage_hist: %s count\nage_bytes_hist: %s bytes\n"
@@ -597,6 +642,14 @@ void dump_write_json(FILE *f, const struct dump *d)
         fputs(k->npoints ? "\n    ]}" : "]}", f);
     }
     fputs(d->ntiers ? "\n  ],\n" : "],\n", f);
+    fputs("  \"process_memory\": ", f);
+    if (d->mem.have) {
+        fputc('{', f);
+        jfields(f, mem_fields, NFIELDS(mem_fields), &d->mem, 1);
+        fputs("},\n", f);
+    } else {
+        fputs("null,\n", f);
+    }
     figures_json(f, d);
     fputs("}\n", f);
 }
@@ -635,6 +688,66 @@ void dump_write_sites_json(FILE *f, const struct dump *d, unsigned long_bucket, 
         fputs(n ? "\n  ]" : "]", f);
     }
     fputs("\n}\n", f);
+}
+
+static void str_or_null(FILE *f, const char *s)
+{
+    if (s && *s)
+        jstr(f, s);
+    else
+        fputs("null", f);
+}
+
+/* figures.memory: RSS class by class (figures.h, fig_memory). */
+static void memory_json(FILE *f, const struct dump *d)
+{
+    struct fig_mem m;
+    fig_memory(d, &m);
+    fprintf(f, ",\n    \"memory\": {\"known\": %s, \"why\": ", m.have ? "true" : "false");
+    str_or_null(f, m.have ? NULL : m.why);
+    fputs(", ", f);
+    u64_or_null(f, "taken_ns", m.have, m.t_ns);
+    fputs(", ", f);
+    u64_or_null(f, "rss_bytes", m.have, m.rss);
+    fputs(",\n      \"classes\": [", f);
+    for (int k = 0; k < FMC_COUNT && m.have; k++)
+        fprintf(f, "%s{\"class\": \"%s\", \"name\": \"%s\", \"bytes\": %llu}", k ? ", " : "",
+                fig_mem_class_key[k], fig_mem_class_name[k], (unsigned long long)m.cls[k]);
+    fputs("],\n      \"parts\": [", f);
+    for (int k = 0; k < FM_COUNT && m.have; k++) {
+        const struct fig_mem_part *p = &m.part[k];
+        fprintf(f, "%s\n        {\"part\": \"%s\", \"class\": \"%s\", \"name\": \"%s\", "
+                "\"bytes\": %llu, \"exact\": %s, \"how\": ", k ? "," : "", p->key,
+                fig_mem_class_key[p->cls], p->name, (unsigned long long)p->v,
+                p->exact ? "true" : "false");
+        jstr(f, p->how);
+        fputc('}', f);
+    }
+    fputs(m.have ? "\n      ],\n      \"vsz_note\": " : "],\n      \"vsz_note\": ", f);
+    str_or_null(f, m.vsz_note);
+    fputc('}', f);
+}
+
+/* figures.diagnosis (figures.h, fig_diagnose). */
+static void diagnosis_json(FILE *f, const struct dump *d)
+{
+    static const char *const sev[] = { "info", "warn", "bad" };
+    struct fig_finding fd[FIG_FINDINGS_MAX];
+    size_t n = fig_diagnose(d, fd, FIG_FINDINGS_MAX);
+    fputs(",\n    \"diagnosis\": [", f);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s\n      {\"id\": \"%s\", \"severity\": \"%s\", \"confidence\": \"%s\", "
+                "\"what\": ", i ? "," : "", fd[i].id, sev[fd[i].sev], fig_conf_name[fd[i].conf]);
+        jstr(f, fd[i].what);
+        fputs(",\n       \"rests_on\": ", f);
+        jstr(f, fd[i].rests_on);
+        fputs(", \"fix\": ", f);
+        str_or_null(f, fd[i].fix);
+        fputs(", \"check\": ", f);
+        str_or_null(f, fd[i].check);
+        fputc('}', f);
+    }
+    fputs(n ? "\n    ]" : "]", f);
 }
 
 /* The figures object (figures.h): as of when, each step of the waterfall
@@ -677,7 +790,10 @@ static void figures_json(FILE *f, const struct dump *d)
         jstr(f, fails[i].detail);
         fputc('}', f);
     }
-    fputs(nf ? "\n    ]}\n" : "]}\n", f);
+    fputs(nf ? "\n    ]" : "]", f);
+    memory_json(f, d);
+    diagnosis_json(f, d);
+    fputs("}\n", f);
 }
 
 /* ---- Parsing ---- */
@@ -1424,6 +1540,17 @@ static int jroot(struct jread *r, const struct jv *root, struct dump *d)
 
     if (jstacks(r, jget(root, "call_stacks"), d) != 0)
         return ENOMEM;
+    /* process_memory: absent from snapshots written before shimdump read
+     * /proc, null where it was not known; either way not known */
+    if ((v = jget(root, "process_memory")) != NULL && v->type != J_NULL) {
+        jfields_read(r, v, mem_fields, NFIELDS(mem_fields), &d->mem);
+        /* the kernel's VmRSS is its three counters' sum: a file where it
+         * is not was not written by shimdump */
+        if (d->mem.rss_anon > d->mem.rss || d->mem.rss_file > d->mem.rss - d->mem.rss_anon ||
+            d->mem.rss_shmem != d->mem.rss - d->mem.rss_anon - d->mem.rss_file)
+            jbad(r, "rss_bytes");
+        d->mem.have = 1;
+    }
 
     if ((a = jarr(r, root, "series")) != NULL && a->n) {
         if (!(d->series = calloc(a->n, sizeof *d->series)))

@@ -288,4 +288,91 @@ size_t fig_check(const struct dump *d, struct fig_fail *out, size_t max);
 /* The invariants' names, one per line, for --check --list. */
 void fig_check_list(void (*line)(const char *name, const char *why, void *ctx), void *ctx);
 
+/* ---- The memory outside the heap (figmem.c) ---- */
+
+/* RSS the way the kernel counts it: three classes whose sum is RSS. */
+enum fig_mem_class { FMC_ANON, FMC_FILE, FMC_SHMEM, FMC_COUNT };
+
+/* The parts of each class, in order: the last of each is what is left of
+ * the class's kernel total, so that the parts sum to RSS exactly. */
+enum fig_mem_part_id {
+    FM_HEAP,          /* anonymous: the allocator's heap (attributed) */
+    FM_STACKS,        /* anonymous: thread stacks, the main one's included */
+    FM_ANON_FILES,    /* anonymous: written pages of private file mappings */
+    FM_ANON_OTHER,    /* anonymous: the rest (a program's own mmap, a buffer pool) */
+    FM_CODE,          /* file-backed: the program and its libraries */
+    FM_FILE_OTHER,    /* file-backed: other files */
+    FM_SHIM,          /* shared: the shim's own segment */
+    FM_SHMEM_OTHER,   /* shared: other shared memory */
+    FM_COUNT
+};
+
+struct fig_mem_part {
+    const char *key;           /* JSON and the page's data-fig: "alloc_heap" */
+    const char *name;          /* "the allocator's heap" */
+    enum fig_mem_class cls;
+    uint64_t v;                /* resident bytes */
+    int exact;                 /* 1: measured by the kernel, mapping by mapping;
+                                  0: attributed, as `how` says */
+    char how[200];             /* where it comes from, in words */
+};
+
+/* The names of the classes ("anonymous", "file-backed", "shared") and
+ * their JSON keys ("anon", "file", "shmem"). */
+extern const char *const fig_mem_class_name[FMC_COUNT];
+extern const char *const fig_mem_class_key[FMC_COUNT];
+
+struct fig_mem {
+    int have;                  /* 0: not known; why says why, plainly */
+    char why[200];
+    uint64_t t_ns;             /* when /proc was read */
+    uint64_t rss;              /* the kernel's VmRSS then: the sum of cls[] and of part[] */
+    uint64_t cls[FMC_COUNT];   /* the kernel's RssAnon, RssFile, RssShmem: exact */
+    struct fig_mem_part part[FM_COUNT];
+    uint64_t alloc_holds;      /* the allocator's own count the heap rests on (0: none) */
+    uint64_t read_ns;          /* what reading /proc cost */
+    uint64_t vsz;              /* virtual size, from /proc or the last sample (0: unknown) */
+    char vsz_note[240];        /* a virtual size far above RSS, remarked; "" otherwise */
+};
+
+/* Fills *m from d's reading of /proc (dump.h, struct dump_mem) and the
+ * allocator's figures of its last sample. The class totals are the
+ * kernel's; within a class, every part but the last is measured from
+ * smaps (the heap attributed: the allocator's count of what it holds,
+ * capped at the anonymous mappings it can live in), and the last is the
+ * rest of the class, never negative: what the reads disagree on comes off
+ * the attributed parts first. With mem not known, m->have is 0 and
+ * m->why says why; vsz_note is made from the last sample all the same. */
+void fig_memory(const struct dump *d, struct fig_mem *m);
+
+/* ---- The diagnosis (figdiag.c) ---- */
+
+enum fig_conf { FC_LOW, FC_MEDIUM, FC_HIGH };
+
+/* The words of a confidence: "low", "medium", "high". */
+extern const char *const fig_conf_name[3];
+
+/* One finding: what the figures show, and what to try. */
+struct fig_finding {
+    const char *id;            /* stable, for scripts: "alloc_free_held", "leak_suspect",
+                                  "outside_heap", "class_rounding", "healthy" */
+    enum fig_sev sev;          /* FN_INFO: no alarm (healthy, or for information) */
+    enum fig_conf conf;
+    char what[400];            /* what the figures show, with the numbers */
+    char rests_on[240];        /* the figures it rests on, by name */
+    char fix[300];             /* what to try ("" where nothing is to be done) */
+    char check[300];           /* how to check it first, with real commands */
+};
+
+#define FIG_FINDINGS_MAX 8
+
+/* The findings of d, most serious first: free space held inside the
+ * allocator (per backend, in its own terms), live bytes that rise while
+ * little is freed (with the call sites whose live bytes only grow), RSS far
+ * above what the allocator holds (from fig_memory), size-class rounding
+ * waste; or, when none of those is an alarm, one "healthy" finding with
+ * the figures. The thresholds are figdiag.c's and doc/shimdump.1's
+ * (DIAGNOSIS). Returns how many (>= 1, <= max; max >= 1). */
+size_t fig_diagnose(const struct dump *d, struct fig_finding *out, size_t max);
+
 #endif

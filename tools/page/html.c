@@ -9,6 +9,7 @@
 #include "figfmt.h"
 #include "figures.h"
 #include "htmlfmt.h"
+#include "htmlmem.h"
 
 #include <errno.h>
 #include <math.h>
@@ -187,6 +188,17 @@ static const char css[] =
     ".frames li{overflow-wrap:anywhere}\n"
     ".frames .obj,.frames .src{color:var(--faint)}\n"
     ".frames details>summary{font:inherit}\n"
+    ".memrow{display:flex;align-items:center;gap:10px;margin:4px 0;font-size:13px}\n"
+    ".meml{width:190px;flex:none;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}\n"
+    ".membar{display:flex;flex:1;height:18px;background:var(--wash);border-radius:2px;"
+    "overflow:hidden}\n"
+    ".membar span{display:block;height:100%}\n"
+    ".memv{width:80px;flex:none;text-align:right}\n"
+    "ul.diag{list-style:none;padding:0;margin:6px 0;font-size:14px}\n"
+    "ul.diag li{border-left:4px solid #009e73;padding:4px 10px;margin:6px 0;background:var(--wash)}\n"
+    "ul.diag li.warn{border-left-color:#e69f00}\n"
+    "ul.diag li.bad{border-left-color:#d55e00}\n"
+    ".dk{display:inline-block;width:3.6em;color:var(--muted);font-size:12px}\n"
     "footer{margin-top:48px;font-size:12px;color:var(--faint)}\n"
     "@media print{\n"
     "  @page{size:A4 landscape;margin:12mm}\n"
@@ -1397,10 +1409,19 @@ int html_report(FILE *f, const struct dump *const *d, size_t n, const struct htm
     input_notes(f, in, n);
     inputs_table(f, in, n);
     fputs("<nav aria-label=\"sections\"><a href=\"#waterfall\">where the memory goes</a>"
+          "<a href=\"#rss-classes\">RSS class by class</a><a href=\"#diagnosis\">diagnosis</a>"
           "<a href=\"#over-time\">over time</a><a href=\"#allocator\">allocator</a>"
           "<a href=\"#classes\">size classes</a><a href=\"#lifetimes\">lifetimes</a>"
           "<a href=\"#ages\">ages</a><a href=\"#sites\">call sites</a></nav>\n</header>\n", f);
     waterfall(f, in, n);
+    {
+        const char *label[HTML_INPUTS_MAX], *colour[HTML_INPUTS_MAX];
+        for (size_t i = 0; i < n; i++) {
+            label[i] = in[i].label;
+            colour[i] = in[i].colour;
+        }
+        htmlmem_sections(f, d, label, colour, n);
+    }
     fputs("<section id=\"over-time\">\n<h2>RSS and live bytes over time</h2>\n<p class=\"lead\">"
           "Resident memory against the bytes the program holds, over time since each process "
           "started, every input on one scale. The distance between the two lines is the "
