@@ -648,7 +648,7 @@ START_TEST(coverage_and_peak)
     ck_assert(fabs(c.rest_err - 50) < 1e-9);
     ck_assert(fabs(c.share - 0.9) < 1e-12);
     ck_assert(!c.rest_big);
-    fig_cover_text(&c, text, sizeof text);
+    fig_cover_text(&c, text, sizeof text, FF_TERSE);
     ck_assert_msg(strstr(text, "the 2 sites shown hold 900 B +/-5.6% of 1000 B live requested "
                                "bytes (90%); all 3 stacks with live bytes hold 960 B") != NULL,
                   "%s", text);
@@ -658,7 +658,7 @@ START_TEST(coverage_and_peak)
     d->dropped = 7;
     fig_coverage(d, site, 2, 0, &c);
     ck_assert(c.rest_big);
-    fig_cover_text(&c, text, sizeof text);
+    fig_cover_text(&c, text, sizeof text, FF_TERSE);
     ck_assert_msg(strstr(text, "1010 B in no tracked entry (7 tracked allocations found the "
                                "tracked table full)") != NULL, "%s", text);
 

@@ -654,7 +654,7 @@ static void cover_json(FILE *f, const struct dump *d, unsigned long_bucket, size
             indent);
     jfields(f, cover_fields, NFIELDS(cover_fields), &c, 1);
     fprintf(f, ",\n%s\"text\": ", indent);
-    jstr(f, fig_cover_text(&c, text, sizeof text));
+    jstr(f, fig_cover_text(&c, text, sizeof text, FF_TERSE));
     fputc('}', f);
 }
 

@@ -441,7 +441,7 @@ void fig_coverage(const struct dump *d, const struct fig_site *shown, size_t n, 
     o->rest_big = fabs(o->rest) > 3 * o->rest_err && fabs(o->rest) >= 0.01 * o->live;
 }
 
-char *fig_cover_text(const struct fig_cover *c, char *dst, size_t cap)
+char *fig_cover_text(const struct fig_cover *c, char *dst, size_t cap, enum figfmt_style st)
 {
     char a[24], b[24], e[24], f[24], g[24], h[24], k[24];
     size_t n;
@@ -450,7 +450,7 @@ char *fig_cover_text(const struct fig_cover *c, char *dst, size_t cap)
         return dst;
     }
     figfmt_bytes(a, sizeof a, (uint64_t)(c->sites + 0.5));
-    figfmt_err(e, sizeof e, c->sites_err, c->sites, FF_TERSE);
+    figfmt_err(e, sizeof e, c->sites_err, c->sites, st);
     figfmt_bytes(b, sizeof b, (uint64_t)(c->live + 0.5));
     figfmt_bytes(h, sizeof h, (uint64_t)(c->nostack + 0.5));
     if (c->stacks <= c->shown)   /* the sites shown are every stack with live bytes */
@@ -465,7 +465,7 @@ char *fig_cover_text(const struct fig_cover *c, char *dst, size_t cap)
                              c->shown == 1 ? "s" : "", a, *e ? " " : "", e, b, 100 * c->share,
                              c->stacks, figfmt_bytes(f, sizeof f, (uint64_t)(c->all + 0.5)),
                              c->all_err > 0 ? " " : "",
-                             figfmt_err(g, sizeof g, c->all_err, c->all, FF_TERSE), h);
+                             figfmt_err(g, sizeof g, c->all_err, c->all, st), h);
     if (n >= cap)
         return dst;
     if (c->rest_big && c->rest > 0) {

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "dump.h"
+#include "figfmt.h"
 
 /* ---- Time ---- */
 
@@ -211,8 +212,9 @@ void fig_coverage(const struct dump *d, const struct fig_site *shown, size_t n, 
 
 /* The coverage in one line, into dst[cap], returned: "the 5 sites shown
  * hold 54.5 MiB (+/-0.3) of 230 MiB live requested bytes (24%); all 312
- * stacks 60.1 MiB, blocks without a stack 1.2 MiB, the rest 168 MiB: ...". */
-char *fig_cover_text(const struct fig_cover *c, char *dst, size_t cap);
+ * stacks 60.1 MiB, blocks without a stack 1.2 MiB, the rest 168 MiB: ...";
+ * the errors in style st (figfmt.h). */
+char *fig_cover_text(const struct fig_cover *c, char *dst, size_t cap, enum figfmt_style st);
 
 /* ---- Qualifiers ---- */
 
