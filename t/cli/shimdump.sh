@@ -39,7 +39,7 @@ def delta(c, key):
 def hist_delta(c, key):
     old = {h["le_ns"]: h["count"] for h in b[c][key]} if c in b else {}
     return {h["le_ns"]: h["count"] - old.get(h["le_ns"], 0) for h in r[c][key]}
-assert ready["format_version"] == 4 and ready["sampling"]["live_bytes"] == "exact", ready["sampling"]
+assert ready["format_version"] == 5 and ready["sampling"]["live_bytes"] == "exact", ready["sampling"]
 assert ready["state"] == "alive", ready["state"]
 # A lifetime in lo..hi (the holder's own bounds, widened by the 50 us that
 # lifeclock allows between the two clocks) lies in a bucket (prev, le] that
@@ -351,7 +351,7 @@ err_case 2 "--watch=0: give seconds" "a bad --watch value" --watch=0 1
 
 cp "$TMP/saved.seg" "$TMP/v9.seg"
 printf '\011' | dd of="$TMP/v9.seg" bs=1 seek=8 conv=notrunc 2>/dev/null
-err_case 4 "segment format version 9; this shimdump reads version 6" "a segment of another format version" "$TMP/v9.seg"
+err_case 4 "segment format version 9; this shimdump reads version 7" "a segment of another format version" "$TMP/v9.seg"
 head -c 1000000 "$TMP/saved.seg" >"$TMP/short.seg"
 err_case 5 "truncated segment: 1000000 bytes of" "a truncated segment" "$TMP/short.seg"
 cp "$TMP/saved.seg" "$TMP/bad.seg"
@@ -360,7 +360,7 @@ err_case 5 "corrupt segment" "a segment whose offsets disagree" "$TMP/bad.seg"
 # (its first byte never one that starts JSON, which shimdump would try to read)
 { printf '\001'; head -c 4095 /dev/urandom; } >"$TMP/noise.seg"
 err_case 5 "not a mallocshim segment" "a file that is not a segment" "$TMP/noise.seg"
-sed 's/"format_version": 4/"format_version": 9/' "$TMP/glibc/ready.json" >"$TMP/v9.json"
+sed 's/"format_version": 5/"format_version": 9/' "$TMP/glibc/ready.json" >"$TMP/v9.json"
 err_case 4 "JSON format_version 9" "a JSON snapshot of another version" "$TMP/v9.json"
 # A snapshot of JSON format 1 (before history) still reads: its series is
 # its history.
@@ -374,7 +374,7 @@ EOF2
 check "$SD" --json "$TMP/v1.json" && python3 - "$TMP/out" "$TMP/glibc/ready.json" <<'EOF2'
 import json, sys
 d, orig = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-assert d["format_version"] == 4, d["format_version"]
+assert d["format_version"] == 5, d["format_version"]
 h = d["history"]
 assert len(h) == 1 and h[0]["step_ms"] == d["interval_ms"], h
 assert [p["t_ns"] for p in h[0]["points"]] == [s["t"] for s in d["series"]] == [s["t"] for s in orig["series"]]
@@ -396,7 +396,7 @@ EOF2
 check "$SD" --json "$TMP/v2.json" && python3 - "$TMP/out" <<'EOF2'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["format_version"] == 4 and d["backend_stats"]["taken_ns"] == 0, d["backend_stats"]
+assert d["format_version"] == 5 and d["backend_stats"]["taken_ns"] == 0, d["backend_stats"]
 w = {s["step"]: s for s in d["figures"]["waterfall"]}
 assert w["alloc_in_use"]["age_ns"] is None and not w["alloc_in_use"]["stale"], w["alloc_in_use"]
 assert d["figures"]["invariants_failed"] == [], d["figures"]["invariants_failed"]
@@ -420,7 +420,7 @@ else
     skip "a segment of another user: permission denied" "needs root and setpriv"
 fi
 
-check "$SD" --version && grep -q '^shimdump [0-9.]* (segment format 6, JSON format 4)$' "$TMP/out"
+check "$SD" --version && grep -q '^shimdump [0-9.]* (segment format 7, JSON format 5)$' "$TMP/out"
 ok $? "--version"
 check "$SD" --help && grep -q '^Exit status: 0 ok; 1 no such process' "$TMP/out"
 ok $? "--help documents the exit codes"
