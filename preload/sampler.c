@@ -98,14 +98,18 @@ struct peak_sum {
     double var;
 };
 
-/* The peak's state, the sampler thread's alone; reset when a sampler
- * starts (a fork child's finds its own peak). `sum`: stacks_cap + 1
- * entries (the last for blocks without a stack), mapped at the first new
- * peak (MAP_FAILED: could not be; no peak sites then). */
+/* The peak's state, the sampler thread's alone; live_usable is reset when
+ * a sampler starts (a fork child's finds its own peak). `sum`: stacks_cap
+ * + 1 entries (the last for blocks without a stack), then `had`:
+ * stacks_cap flags, set for the entries whose peak figures the last peak
+ * made non-zero; mapped at the first new peak (MAP_FAILED: could not be;
+ * no peak sites then). A fork child's copy of them matches its copy of
+ * the segment: fork takes sampler_mu, which peak_write holds. */
 static struct {
     uint64_t live_usable;        /* the highest seen */
     struct peak_sum *sum;
-    size_t bytes;
+    uint8_t *had;
+    size_t bytes;                /* of sum[] */
 } pk;
 
 struct age_ctx {
@@ -144,19 +148,22 @@ static uint64_t double_bits(double v)
 /* The scratch for a pass's sums by stack, zeroed, or NULL (no stack table,
  * or no memory: then no peak sites, said once). Its own mapping, not the
  * heap: the sampler's allocations are the shim's, and this one is bounded
- * by the stack table, up to 32 MiB for 2^20 stacks. */
+ * by the stack table: 33 bytes a stack, 132 KiB for the 4096 of the
+ * default, all of it zeroed at each new peak. */
 static struct peak_sum *peak_scratch(void)
 {
     if (geo.stack_depth == 0 || pk.sum == MAP_FAILED)
         return NULL;
     if (pk.sum == NULL) {
         pk.bytes = ((size_t)geo.stacks_cap + 1) * sizeof *pk.sum;
-        pk.sum = mmap(NULL, pk.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        pk.sum = mmap(NULL, pk.bytes + geo.stacks_cap, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (pk.sum == MAP_FAILED) {
             log_msg("no memory to keep the call sites of the peak (%zu bytes); they are not kept",
-                    pk.bytes);
+                    pk.bytes + geo.stacks_cap);
             return NULL;
         }
+        pk.had = (uint8_t *)pk.sum + pk.bytes;
         return pk.sum;   /* fresh pages are zero */
     }
     memset(pk.sum, 0, pk.bytes);
@@ -164,10 +171,13 @@ static struct peak_sum *peak_scratch(void)
 }
 
 /* Writes the sums of a new peak into the stack table (seg.h, struct
- * seg_stacks, "The peak"). Every claimed entry gets its figures (zero for
- * a stack with no live block): a stack claimed after the sum has none.
- * The sequence is made even first: a fork child's copy may hold an odd
- * one, caught mid-write in its parent. Precondition: sampler_mu held. */
+ * seg_stacks, "The peak"): the entries with live blocks now, and those
+ * that had some at the last peak (zeroed); every other entry's figures are
+ * zero already (a fresh entry's are). Only those: an entry's page that no
+ * thread has written is a hole of the memory file, which even a read would
+ * make resident. The sequence is made even first: a fork child's copy may
+ * hold an odd one, caught mid-write in its parent. Precondition:
+ * sampler_mu held. */
 static void peak_write(const struct seg_sample *smp, const struct peak_sum *sum)
 {
     struct seg_stacks *sh = (struct seg_stacks *)((char *)seg + geo.off_stacks);
@@ -177,8 +187,9 @@ static void peak_write(const struct seg_sample *smp, const struct peak_sum *sum)
     __atomic_thread_fence(__ATOMIC_RELEASE);
     for (uint32_t i = 0; i < geo.stacks_cap; i++) {
         struct seg_stack *e = (struct seg_stack *)(ent + (uint64_t)i * geo.stack_stride);
-        if (__atomic_load_n(&e->hash, __ATOMIC_RELAXED) == 0)
-            continue;   /* never claimed: nothing can name it yet */
+        if (sum[i].tracked == 0 && !pk.had[i])
+            continue;
+        pk.had[i] = sum[i].tracked != 0;
         __atomic_store_n(&e->peak_req, sum[i].req, __ATOMIC_RELAXED);
         __atomic_store_n(&e->peak_count, sum[i].count, __ATOMIC_RELAXED);
         __atomic_store_n(&e->peak_tracked, sum[i].tracked, __ATOMIC_RELAXED);

@@ -377,8 +377,9 @@ struct seg_stacks {
     /* The peak. The sampler keeps the call sites as they stood at the
      * highest live usable bytes (exact, from the counters) that any of its
      * passes saw: at a pass that finds a new high, it sums the tracked
-     * table's live blocks by stack, as it takes their ages, and writes each
-     * claimed entry's peak_* (zero for a stack with none) and these, inside
+     * table's live blocks by stack, as it takes their ages, and writes the
+     * peak_* of each entry with live blocks then (zero for one that had
+     * some at the peak before, and for every other as it was made) and these, inside
      * one odd period of peak_seq (release; a reader retries while it is odd
      * or changed, as with any seqlock here). So a peak between two passes
      * is not seen, and a new high at each pass of a growing heap rewrites
