@@ -211,6 +211,20 @@ for i, d in enumerate(snaps):
         s = byid[int(r["data-stack"])]
         eq("input %d stack %s live bytes" % (i, r["data-stack"]), int(r["data-tracked-live-bytes"]), s["live_bytes"])
     eq("input %d top stack" % i, int(rows[0]["data-tracked-live-bytes"]), max(s["live_bytes"] for s in byid.values()))
+# The call sites at the peak of live bytes, beside them: its time and each
+# site's bytes then as the JSON has them (every snapshot has had passes).
+for i, d in enumerate(snaps):
+    cs = d["call_stacks"]
+    t, = tables("peak-stacks", i)
+    eq("input %d peak time" % i, int(t["attrs"]["data-peak-ns"]), cs["peak_ns"])
+    byid = {s["id"]: s for s in cs["stacks"]}
+    rows = [r["attrs"] for r in t["rows"] if "data-stack" in r["attrs"]]
+    assert rows, "input %d: no call site at the peak" % i
+    for r in rows:
+        eq("input %d stack %s peak bytes" % (i, r["data-stack"]), int(r["data-peak-bytes"]),
+           byid[int(r["data-stack"])]["peak_live_bytes"])
+    eq("input %d top stack at the peak" % i, int(rows[0]["data-peak-bytes"]),
+       max(s["peak_live_bytes"] for s in byid.values()))
 print("%d figures" % checked)
 EOF
 check python3 "$TMP/dom.py" "$TMP/report.html" $jsons
