@@ -388,9 +388,10 @@ static void sample_once(void)
 
     /* Ages of the tracked blocks still live; at a new peak of live usable
      * bytes (exact, so that an estimate's noise on a plateau makes no new
-     * peak), their sums by stack too. */
+     * peak; and from a whole sum only, which a slot kept busy can deny),
+     * their sums by stack too. */
     struct age_ctx ctx = { age, now_mono, NULL };
-    if (smp.live_usable > pk.live_usable && (ctx.peak = peak_scratch()) != NULL)
+    if (sum_ok && smp.live_usable > pk.live_usable && (ctx.peak = peak_scratch()) != NULL)
         pk.live_usable = smp.live_usable;
     memset(age, 0, sizeof age);
     table_scan(age_add, &ctx);

@@ -610,8 +610,8 @@ static void peak_sites(FILE *f, const struct dump *d, const struct view_opts *o,
     fig_peak(d, &p);
     if (!p.have) {
         title(f, o, "AT THE PEAK OF LIVE BYTES", NULL);
-        fprintf(f, "  %snone kept yet (the sampler keeps the sites at its passes that see a new "
-                   "high of live bytes)%s\n", on(o, DIM), on(o, OFF));
+        wrapped(f, o, DIM, "  ", "none known: no sampler pass has seen live bytes yet (a fork "
+                "child's own comes with its first), or a snapshot from before they were kept");
         return;
     }
     title(f, o, "AT THE PEAK OF LIVE BYTES", peak_note(note, sizeof note, &p));
