@@ -229,6 +229,11 @@ print("%d figures" % checked)
 EOF
 check python3 "$TMP/dom.py" "$TMP/report.html" $jsons
 ok $? "the page's figures equal the --json snapshots' ($(cat "$TMP/out"))"
+# The coverage of the live sites and of the peak's, under their tables,
+# their "±" written as such (htmlfmt_esc would make it "?").
+[ "$(grep -c 'data-kind="coverage" data-at-peak="[01]"[^<]*live requested bytes' "$TMP/report.html")" -eq $((2 * nb)) ] &&
+    ! grep -q 'data-kind="coverage"[^<]*?' "$TMP/report.html"
+ok $? "the page says how much of the live bytes the sites hold, now and at the peak, for each input"
 
 # The coarsest tier's first point straddles the series' start, with the
 # lowest RSS and the highest live bytes: the page still shows them. Whether

@@ -1249,7 +1249,9 @@ static void cover_html(FILE *f, const struct dump *d, const struct fig_site *sit
         return;
     fprintf(f, "<p class=\"note%s\" data-kind=\"coverage\" data-at-peak=\"%d\" "
                "data-share=\"%.4f\">", c.rest_big ? " warn" : "", at_peak, c.share);
-    htmlfmt_esc(f, fig_cover_text(&c, text, sizeof text, FF_WORDS));
+    /* figfmt's amounts and fixed words only, "±" among them, which
+     * htmlfmt_esc would make "?": nothing of the snapshot's text */
+    fputs(fig_cover_text(&c, text, sizeof text, FF_WORDS), f);
     fputs(".</p>\n", f);
 }
 
