@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <linux/futex.h>
 
@@ -90,9 +91,31 @@ static uint64_t proc_field_kb(const char *text, const char *name)
     return 0;
 }
 
+/* One stack's live tracked blocks at a pass, summed for the peak (seg.h,
+ * struct seg_stacks, "The peak"). */
+struct peak_sum {
+    uint64_t req, count, tracked;
+    double var;
+};
+
+/* The peak's state, the sampler thread's alone; live_usable is reset when
+ * a sampler starts (a fork child's finds its own peak). `sum`: stacks_cap
+ * + 1 entries (the last for blocks without a stack), then `had`:
+ * stacks_cap flags, set for the entries whose peak figures the last peak
+ * made non-zero; mapped at the first new peak (MAP_FAILED: could not be;
+ * no peak sites then). A fork child's copy of them matches its copy of
+ * the segment: fork takes sampler_mu, which peak_write holds. */
+static struct {
+    uint64_t live_usable;        /* the highest seen */
+    struct peak_sum *sum;
+    uint8_t *had;
+    size_t bytes;                /* of sum[] */
+} pk;
+
 struct age_ctx {
     uint64_t (*age)[LIFEBUCKET_COUNT];
     uint64_t now;
+    struct peak_sum *peak;       /* non-NULL at a new peak: sum the stacks too */
 };
 
 static void age_add(struct seg_track *e, void *arg)
@@ -101,8 +124,87 @@ static void age_add(struct seg_track *e, void *arg)
     uint64_t t = __atomic_load_n(&e->alloc_ns, __ATOMIC_ACQUIRE);
     uint64_t u = __atomic_load_n(&e->usable, __ATOMIC_RELAXED);
     float w = seg_track_weight(__atomic_load_n(&e->weight, __ATOMIC_RELAXED));
-    if (t != 0)   /* weighted counts (seg.h, "Weights") */
-        a->age[sizeclass_of(u)][lifebucket_of(a->now > t ? a->now - t : 0)] += seg_w_count(w);
+    if (t == 0)
+        return;
+    /* weighted counts (seg.h, "Weights") */
+    a->age[sizeclass_of(u)][lifebucket_of(a->now > t ? a->now - t : 0)] += seg_w_count(w);
+    if (a->peak) {
+        uint32_t id = __atomic_load_n(&e->stack, __ATOMIC_RELAXED);
+        uint64_t req = __atomic_load_n(&e->req, __ATOMIC_RELAXED);
+        struct peak_sum *p = &a->peak[id >= 1 && id <= geo.stacks_cap ? id - 1 : geo.stacks_cap];
+        p->req += seg_w_bytes(w, req);
+        p->count += seg_w_count(w);
+        p->tracked++;
+        p->var += (double)w * ((double)w - 1) * (double)req * (double)req;
+    }
+}
+
+static uint64_t double_bits(double v)
+{
+    union { double d; uint64_t u; } x = { v };
+    return x.u;
+}
+
+/* The scratch for a pass's sums by stack, zeroed, or NULL (no stack table,
+ * or no memory: then no peak sites, said once). Its own mapping, not the
+ * heap: the sampler's allocations are the shim's, and this one is bounded
+ * by the stack table: 33 bytes a stack, 132 KiB for the 4096 of the
+ * default, all of it zeroed at each new peak. */
+static struct peak_sum *peak_scratch(void)
+{
+    if (geo.stack_depth == 0 || pk.sum == MAP_FAILED)
+        return NULL;
+    if (pk.sum == NULL) {
+        pk.bytes = ((size_t)geo.stacks_cap + 1) * sizeof *pk.sum;
+        pk.sum = mmap(NULL, pk.bytes + geo.stacks_cap, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (pk.sum == MAP_FAILED) {
+            log_msg("no memory to keep the call sites of the peak (%zu bytes); they are not kept",
+                    pk.bytes + geo.stacks_cap);
+            return NULL;
+        }
+        pk.had = (uint8_t *)pk.sum + pk.bytes;
+        return pk.sum;   /* fresh pages are zero */
+    }
+    memset(pk.sum, 0, pk.bytes);
+    return pk.sum;
+}
+
+/* Writes the sums of a new peak into the stack table (seg.h, struct
+ * seg_stacks, "The peak"): the entries with live blocks now, and those
+ * that had some at the last peak (zeroed); every other entry's figures are
+ * zero already (a fresh entry's are). Only those: an entry's page that no
+ * thread has written is a hole of the memory file, which even a read would
+ * make resident. The sequence is made even first: a fork child's copy may
+ * hold an odd one, caught mid-write in its parent. Precondition:
+ * sampler_mu held. */
+static void peak_write(const struct seg_sample *smp, const struct peak_sum *sum)
+{
+    struct seg_stacks *sh = (struct seg_stacks *)((char *)seg + geo.off_stacks);
+    char *ent = (char *)(sh + 1);
+    uint64_t s = sh->peak_seq & ~(uint64_t)1;
+    __atomic_store_n(&sh->peak_seq, s + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    for (uint32_t i = 0; i < geo.stacks_cap; i++) {
+        struct seg_stack *e = (struct seg_stack *)(ent + (uint64_t)i * geo.stack_stride);
+        if (sum[i].tracked == 0 && !pk.had[i])
+            continue;
+        pk.had[i] = sum[i].tracked != 0;
+        __atomic_store_n(&e->peak_req, sum[i].req, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->peak_count, sum[i].count, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->peak_tracked, sum[i].tracked, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->peak_var, double_bits(sum[i].var), __ATOMIC_RELAXED);
+    }
+    const struct peak_sum *none = &sum[geo.stacks_cap];
+    sh->peak_ns = smp->t_ns;
+    sh->peak_live_usable = smp->live_usable;
+    sh->peak_live_req = smp->live_req;
+    sh->peak_rss = smp->rss;
+    sh->peak_nostack_req = none->req;
+    sh->peak_nostack_count = none->count;
+    sh->peak_nostack_var = double_bits(none->var);
+    sh->peak_tracked_dropped = __atomic_load_n(&seg->tracked_dropped, __ATOMIC_RELAXED);
+    __atomic_store_n(&sh->peak_seq, s + 2, __ATOMIC_RELEASE);
 }
 
 /* Writes size bytes of src over dst, but the first 8: both start with
@@ -284,8 +386,13 @@ static void sample_once(void)
         stack_check_fds();
     }
 
-    /* Ages of the tracked blocks still live. */
-    struct age_ctx ctx = { age, now_mono };
+    /* Ages of the tracked blocks still live; at a new peak of live usable
+     * bytes (exact, so that an estimate's noise on a plateau makes no new
+     * peak; and from a whole sum only, which a slot kept busy can deny),
+     * their sums by stack too. */
+    struct age_ctx ctx = { age, now_mono, NULL };
+    if (sum_ok && smp.live_usable > pk.live_usable && (ctx.peak = peak_scratch()) != NULL)
+        pk.live_usable = smp.live_usable;
     memset(age, 0, sizeof age);
     table_scan(age_add, &ctx);
 
@@ -308,6 +415,8 @@ static void sample_once(void)
     }
     __atomic_store_n(&series->head, n + 1, __ATOMIC_RELEASE);
     history_add(&smp);
+    if (ctx.peak)
+        peak_write(&smp, ctx.peak);
     __atomic_store_n(&seg->heartbeat_ns, smp.t_ns, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&sampler_mu);
     if (published == 0)
@@ -445,6 +554,7 @@ static void *sampler_main(void *arg)
     rt.countdown = LONG_MAX;
     rt.cap_off = 2;
     memset(&bs, 0, sizeof bs);   /* a fork child's sampler: its own figures */
+    pk.live_usable = 0;          /* and its own peak (the scratch, if any, is its copy) */
     capture_listen();
     /* The first pass waits min(interval, 200 ms). Run at once, on the CPU
      * of the thread that created it (a program's allocating thread), it

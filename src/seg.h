@@ -352,7 +352,15 @@ struct seg_stack {
                                               counts (SEG_W_ONE a block) */
     uint64_t w_allocs;         /* the allocations, weighted (SEG_W_ONE a block) */
     uint64_t w_frees;          /* the frees, weighted */
-    uint64_t reserved[4];
+    /* Its live tracked blocks as they stood at the peak of live bytes
+     * (struct seg_stacks, "The peak"): requested bytes, weighted
+     * (seg_w_bytes); blocks, weighted (SEG_W_ONE a block); tracked blocks;
+     * the variance of the bytes' estimate, sum w (w - 1) req^2, as an IEEE
+     * binary64's bits. Written by the sampler only, under peak_seq. */
+    uint64_t peak_req;
+    uint64_t peak_count;
+    uint64_t peak_tracked;
+    uint64_t peak_var;
     /* uint64_t frames[depth] follow */
 };
 
@@ -366,7 +374,28 @@ struct seg_stacks {
      * thread moves or exits, not per stack. */
     uint64_t fast_threads;
     uint64_t fast_moves;
-    uint64_t reserved[3];
+    /* The peak. The sampler keeps the call sites as they stood at the
+     * highest live usable bytes (exact, from the counters) that any of its
+     * passes saw: at a pass that finds a new high, it sums the tracked
+     * table's live blocks by stack, as it takes their ages, and writes the
+     * peak_* of each entry with live blocks then (zero for one that had
+     * some at the peak before, and for every other as it was made) and these, inside
+     * one odd period of peak_seq (release; a reader retries while it is odd
+     * or changed, as with any seqlock here). So a peak between two passes
+     * is not seen, and a new high at each pass of a growing heap rewrites
+     * them each interval_ms. peak_ns 0: no peak yet. A fork child's start
+     * as a copy of its parent's (peak_ns before the child's start_ns) until
+     * its own first pass with blocks live. */
+    uint64_t peak_seq;
+    uint64_t peak_ns;              /* CLOCK_REALTIME of that pass */
+    uint64_t peak_live_usable;     /* exact */
+    uint64_t peak_live_req;        /* the pass's estimate (seg_live_req) */
+    uint64_t peak_rss;
+    uint64_t peak_nostack_req;     /* live tracked blocks without a stack: bytes, */
+    uint64_t peak_nostack_count;   /* blocks (as the entries' peak_*) */
+    uint64_t peak_nostack_var;     /* and the variance's bits */
+    uint64_t peak_tracked_dropped; /* seg_header.tracked_dropped then */
+    uint64_t reserved[2];
 };
 
 /* The bytes between two stack entries for frames of `depth`. */
@@ -557,7 +586,7 @@ _Static_assert(sizeof(struct seg_event) == 48, "seg_event layout");
 _Static_assert(sizeof(struct seg_point) == 224, "seg_point layout");
 _Static_assert(sizeof(struct seg_history) == 64, "history layout");
 _Static_assert(sizeof(struct seg_track) == 48, "seg_track layout");
-_Static_assert(sizeof(struct seg_stack) % 64 == 0 && sizeof(struct seg_stacks) == 64, "stack table layout");
+_Static_assert(sizeof(struct seg_stack) % 64 == 0 && sizeof(struct seg_stacks) == 128, "stack table layout");
 _Static_assert(sizeof(struct seg_obj) == 512 && sizeof(struct seg_objs) == 64, "object list layout");
 _Static_assert(sizeof(struct seg_series) == 64 && sizeof(struct seg_events) == 64, "ring headers");
 _Static_assert(offsetof(struct seg_header, off_slots) == 104, "seg_header layout");

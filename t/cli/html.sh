@@ -211,10 +211,29 @@ for i, d in enumerate(snaps):
         s = byid[int(r["data-stack"])]
         eq("input %d stack %s live bytes" % (i, r["data-stack"]), int(r["data-tracked-live-bytes"]), s["live_bytes"])
     eq("input %d top stack" % i, int(rows[0]["data-tracked-live-bytes"]), max(s["live_bytes"] for s in byid.values()))
+# The call sites at the peak of live bytes, beside them: its time and each
+# site's bytes then as the JSON has them (every snapshot has had passes).
+for i, d in enumerate(snaps):
+    cs = d["call_stacks"]
+    t, = tables("peak-stacks", i)
+    eq("input %d peak time" % i, int(t["attrs"]["data-peak-ns"]), cs["peak_ns"])
+    byid = {s["id"]: s for s in cs["stacks"]}
+    rows = [r["attrs"] for r in t["rows"] if "data-stack" in r["attrs"]]
+    assert rows, "input %d: no call site at the peak" % i
+    for r in rows:
+        eq("input %d stack %s peak bytes" % (i, r["data-stack"]), int(r["data-peak-bytes"]),
+           byid[int(r["data-stack"])]["peak_live_bytes"])
+    eq("input %d top stack at the peak" % i, int(rows[0]["data-peak-bytes"]),
+       max(s["peak_live_bytes"] for s in byid.values()))
 print("%d figures" % checked)
 EOF
 check python3 "$TMP/dom.py" "$TMP/report.html" $jsons
 ok $? "the page's figures equal the --json snapshots' ($(cat "$TMP/out"))"
+# The coverage of the live sites and of the peak's, under their tables,
+# their "±" written as such (htmlfmt_esc would make it "?").
+[ "$(grep -c 'data-kind="coverage" data-at-peak="[01]"[^<]*live requested bytes' "$TMP/report.html")" -eq $((2 * nb)) ] &&
+    ! grep -q 'data-kind="coverage"[^<]*?' "$TMP/report.html"
+ok $? "the page says how much of the live bytes the sites hold, now and at the peak, for each input"
 
 # The coarsest tier's first point straddles the series' start, with the
 # lowest RSS and the highest live bytes: the page still shows them. Whether

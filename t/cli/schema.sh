@@ -23,9 +23,15 @@ for path in sys.argv[1:]:
     d = json.load(open(path))
     if "by_live_bytes" in d:   # --stacks --json
         add("stacks_json", d)
-        for r in ("by_live_bytes", "by_long_lived_bytes", "by_alloc_rate"):
+        for r in ("by_live_bytes", "by_long_lived_bytes", "by_alloc_rate", "by_peak_live_bytes"):
             for e in d[r]:
                 add("sites", e)
+        if d["coverage"] is not None:
+            add("coverage", d["coverage"])
+        if d["peak"] is not None:
+            add("peak", d["peak"])
+            if d["peak"]["coverage"] is not None:
+                add("coverage", d["peak"]["coverage"])
         continue
     add("root", d)
     add("figures", d["figures"])

@@ -606,6 +606,92 @@ START_TEST(classes_sites_diff)
 }
 END_TEST
 
+/* Coverage: three stacks, two shown; the parts make the live bytes, the
+ * errors add as independent ones, and a rest beyond its errors is said.
+ * The peak: ranked by the bytes then, with its time; none before it is
+ * known (at_peak.ns 0), and the peak's coverage against its own total. */
+START_TEST(coverage_and_peak)
+{
+    struct dump *d = healthy();
+    struct fig_site site[4];
+    struct fig_cover c;
+    struct fig_peak p;
+    char text[600];
+    static const uint64_t req[3] = { 600, 300, 60 }, err[3] = { 30, 40, 0 };
+    static const uint64_t peak[3] = { 100, 0, 5000 };
+    free(d->stacks);
+    d->nstacks = 3;
+    d->stacks = calloc(3, sizeof *d->stacks);
+    ck_assert_ptr_nonnull(d->stacks);
+    d->stack_depth = 8;
+    for (int i = 0; i < 3; i++) {
+        d->stacks[i].id = (uint32_t)i + 1;
+        d->stacks[i].live_req = req[i];
+        d->stacks[i].live_count = 1;
+        d->stacks[i].live_req_err = err[i];
+        d->stacks[i].peak_req = peak[i];
+        d->stacks[i].peak_req_err = 50;
+        d->stacks[i].peak_count = peak[i] / 100;
+    }
+    d->total.live_req = 1000;
+    d->total.live_req_err = 0;
+    d->nostack_live_req = 30;
+    d->nostack_live_req_err = 0;
+
+    ck_assert_uint_eq(fig_sites(d, FR_LIVE, 5, site, 2), 2);
+    fig_coverage(d, site, 2, 0, &c);
+    ck_assert(c.have);
+    ck_assert_uint_eq(c.shown, 2);
+    ck_assert_uint_eq(c.stacks, 3);
+    ck_assert(c.sites == 900 && c.all == 960 && c.nostack == 30 && c.live == 1000);
+    ck_assert(c.rest == 10);   /* 1000 - 960 - 30 */
+    ck_assert(fabs(c.sites_err - 50) < 1e-9);   /* root of 30^2 + 40^2 */
+    ck_assert(fabs(c.rest_err - 50) < 1e-9);
+    ck_assert(fabs(c.share - 0.9) < 1e-12);
+    ck_assert(!c.rest_big);
+    fig_cover_text(&c, text, sizeof text, FF_TERSE);
+    ck_assert_msg(strstr(text, "the 2 sites shown hold 900 B +/-5.6% of 1000 B live requested "
+                               "bytes (90%); all 3 stacks with live bytes hold 960 B") != NULL,
+                  "%s", text);
+    ck_assert_ptr_null(strstr(text, "in no tracked entry"));
+
+    d->total.live_req = 2000;   /* a rest of 1010 B, far beyond its errors */
+    d->dropped = 7;
+    fig_coverage(d, site, 2, 0, &c);
+    ck_assert(c.rest_big);
+    fig_cover_text(&c, text, sizeof text, FF_TERSE);
+    ck_assert_msg(strstr(text, "1010 B in no tracked entry (7 tracked allocations found the "
+                               "tracked table full)") != NULL, "%s", text);
+
+    /* no peak known: nothing at the peak */
+    fig_peak(d, &p);
+    ck_assert(!p.have);
+    ck_assert_uint_eq(fig_sites(d, FR_PEAK, 5, site, 4), 0);
+    fig_coverage(d, site, 0, 1, &c);
+    ck_assert(!c.have);
+
+    d->at_peak.ns = T0 + 40 * S;
+    d->at_peak.live_req = 5200;
+    d->at_peak.live_usable = 6000;
+    d->at_peak.rss = 9000;
+    d->at_peak.nostack_req = 50;
+    fig_peak(d, &p);
+    ck_assert(p.have);
+    ck_assert(fabs(p.since_start_s - 40) < 1e-9);
+    ck_assert_uint_eq(p.ago_ns, 65 * S);   /* as of the read, T0 + 105 s */
+    ck_assert_uint_eq(p.live_usable, 6000);
+    ck_assert_uint_eq(fig_sites(d, FR_PEAK, 5, site, 4), 2);   /* the one with none left out */
+    ck_assert_uint_eq(site[0].index, 2);
+    ck_assert(site[0].peak_bytes == 5000 && site[0].live_bytes == 60);
+    ck_assert(site[1].peak_bytes == 100 && site[1].peak_blocks == 1);
+    fig_coverage(d, site, 1, 1, &c);
+    ck_assert(c.have && c.sites == 5000 && c.all == 5100 && c.nostack == 50 && c.live == 5200);
+    ck_assert(c.rest == 50 && c.live_err == 0);
+    ck_assert_uint_eq(c.stacks, 2);
+    free_healthy(d);
+}
+END_TEST
+
 /* A median's bucket bound is shown no later than the uptime: a process up
  * 4.5 min has no block older, so not "<=18m"; a fork child's blocks from
  * its parent can be, so its bounds are the buckets' own. */
@@ -1031,6 +1117,7 @@ static Suite *figures_suite(void)
     tcase_add_test(f, waterfall_and_ages);
     tcase_add_test(f, allocators);
     tcase_add_test(f, classes_sites_diff);
+    tcase_add_test(f, coverage_and_peak);
     tcase_add_test(f, amounts);
     tcase_add_test(f, small_errors);
     tcase_add_test(f, bucket_bounds);

@@ -456,6 +456,43 @@ static void add_nostack(struct build *b)
         sample_new(b, &loc, 1, v);
 }
 
+/* The coverage of live bytes by the stacks (all of them are in the
+ * profile), and the top sites at the peak of live bytes, which the profile's
+ * values (live now) do not hold (figures.h, fig_coverage and fig_peak). */
+static void peak_comments(struct build *b)
+{
+    const struct dump *d = b->d;
+    struct fig_site site[3];
+    struct fig_cover c;
+    struct fig_peak p;
+    char text[600], t[40], x[24], y[24];
+
+    fig_coverage(d, NULL, 0, 0, &c);
+    if (c.have) {
+        c.shown = c.stacks;   /* every stack is in the profile */
+        c.sites = c.all;
+        c.sites_err = c.all_err;
+        c.share = c.all / c.live;
+        comment(b, "coverage: %s", fig_cover_text(&c, text, sizeof text, FF_TERSE));
+    }
+    fig_peak(d, &p);
+    if (!p.have)
+        return;
+    size_t n = fig_sites(d, FR_PEAK, 0, site, 3), at = 0;
+    text[0] = '\0';
+    for (size_t i = 0; i < n && at < sizeof text; i++) {
+        const struct dump_frame *fr = site[i].s->depth && site[i].s->frame0 < d->nframes
+                                          ? &d->frames[site[i].s->frame0] : NULL;
+        at += (size_t)snprintf(text + at, sizeof text - at, "%s%s %s", i ? ", " : "",
+                               fr && fr->func ? fr->func : "(unnamed)",
+                               figfmt_bytes(x, sizeof x, (uint64_t)(site[i].peak_bytes + 0.5)));
+    }
+    comment(b, "peak of live bytes: %s, %s live requested, RSS %s then; its top sites (not in "
+               "these values, which are live now): %s", figfmt_utc(t, sizeof t, p.t_ns),
+            figfmt_bytes(x, sizeof x, p.live_req), figfmt_bytes(y, sizeof y, p.rss),
+            n ? text : "none");
+}
+
 /* What the profile holds and how it was sampled, for pprof -comments. */
 static void add_comments(struct build *b)
 {
@@ -483,6 +520,7 @@ static void add_comments(struct build *b)
                "(the counters): %llu B, standard error %llu B",
             (long long)b->inuse_space, sqrt(b->inuse_var), (unsigned long long)d->total.live_req,
             (unsigned long long)d->total.live_req_err);
+    peak_comments(b);
     if (d->stacks_dropped || d->stacks_failed)
         comment(b, "stacks: %llu did not fit the table and %llu could not be taken: their live "
                    "blocks are under [no call stack]",

@@ -534,6 +534,15 @@ static void stack_ranking(FILE *f, const struct dump *d, const struct view_opts 
                     on(o, BOLD), i + 1, on(o, OFF), a, figfmt_bytes(b, sizeof b, (uint64_t)x->bytes_per_s),
                     figfmt_bytes(c, sizeof c, x->avg_alloc), median_str(e, sizeof e, d, x->life_median),
                     count_str(g, sizeof g, x->live_blocks));
+        } else if (r == FR_PEAK) {
+            char h[24];
+            fprintf(f, "  %s%2zu%s  %10s at the peak %-8s %8s blocks   now %10s live  %s blocks\n",
+                    on(o, BOLD), i + 1, on(o, OFF),
+                    figfmt_bytes(a, sizeof a, (uint64_t)(x->peak_bytes + 0.5)),
+                    figfmt_err(h, sizeof h, x->peak_bytes_err, x->peak_bytes, FF_TERSE),
+                    count_str(b, sizeof b, x->peak_blocks),
+                    figfmt_bytes(c, sizeof c, (uint64_t)(x->live_bytes + 0.5)),
+                    count_str(g, sizeof g, x->live_blocks));
         } else {
             fprintf(f, "  %s%2zu%s  %10s live  %8s blocks  avg %-9s  age median %-8s  %s allocs\n",
                     on(o, BOLD), i + 1, on(o, OFF),
@@ -570,6 +579,60 @@ static void stacks_notes(FILE *f, const struct dump *d, const struct view_opts *
                 figfmt_bytes(b, sizeof b, d->nostack_live_req), on(o, OFF));
 }
 
+/* How much of the live bytes (now, or at the peak) the top `top` sites of
+ * that ranking hold, under its title (figures.h, fig_coverage). */
+static void cover_line(FILE *f, const struct dump *d, const struct view_opts *o, int top,
+                       int at_peak)
+{
+    struct fig_site site[64];
+    struct fig_cover c;
+    char text[600];
+    size_t n = fig_sites(d, at_peak ? FR_PEAK : FR_LIVE, o->long_bucket, site,
+                         top > 64 ? 64 : (size_t)top);
+    fig_coverage(d, site, n, at_peak, &c);
+    if (!c.have)
+        return;
+    wrapped(f, o, c.rest_big ? YELLOW : DIM, "  ", fig_cover_text(&c, text, sizeof text, FF_TERSE));
+}
+
+/* The peak of live bytes: its time and age as a title's note, and what
+ * was live and resident then as a line. */
+static char *peak_note(char *dst, size_t cap, const struct fig_peak *p)
+{
+    char t[24], ago[24], up[24];
+    snprintf(dst, cap, "%s, %s ago (%s after start)", clock_str(t, sizeof t, p->t_ns),
+             dur_str(ago, sizeof ago, p->ago_ns), figfmt_elapsed(up, sizeof up, p->since_start_s));
+    return dst;
+}
+
+static char *peak_then(char *dst, size_t cap, const struct fig_peak *p)
+{
+    char lu[24], lr[24], rss[24];
+    snprintf(dst, cap, "then: live %s requested, %s usable; RSS %s",
+             figfmt_bytes(lr, sizeof lr, p->live_req), figfmt_bytes(lu, sizeof lu, p->live_usable),
+             figfmt_bytes(rss, sizeof rss, p->rss));
+    return dst;
+}
+
+/* The call sites at the peak of live bytes: the section of --stacks. */
+static void peak_sites(FILE *f, const struct dump *d, const struct view_opts *o, int top,
+                       int nframes)
+{
+    struct fig_peak p;
+    char note[240];
+    fig_peak(d, &p);
+    if (!p.have) {
+        title(f, o, "AT THE PEAK OF LIVE BYTES", NULL);
+        wrapped(f, o, DIM, "  ", "none known: no sampler pass has seen live bytes yet (a fork "
+                "child's own comes with its first), or a snapshot from before they were kept");
+        return;
+    }
+    title(f, o, "AT THE PEAK OF LIVE BYTES", peak_note(note, sizeof note, &p));
+    wrapped(f, o, "", "  ", peak_then(note, sizeof note, &p));
+    cover_line(f, d, o, top, 1);
+    stack_ranking(f, d, o, FR_PEAK, top, nframes);
+}
+
 void view_stacks(FILE *f, const struct dump *d, const struct view_opts *o)
 {
     char note[200], a[24];
@@ -585,7 +648,9 @@ void view_stacks(FILE *f, const struct dump *d, const struct view_opts *o)
              d->stack_depth, d->sample > 1 ? "estimated from the tracked blocks" : "exact (sample:1)");
     title(f, o, "CALL SITES BY LIVE BYTES", note);
     stacks_notes(f, d, o);
+    cover_line(f, d, o, top, 0);
     stack_ranking(f, d, o, FR_LIVE, top, nframes);
+    peak_sites(f, d, o, top, nframes);
     snprintf(note, sizeof note, "live bytes of blocks older than %s",
              bucket_str(a, sizeof a, (int)o->long_bucket) + 2);
     title(f, o, "LONG-LIVED CALL SITES", note);
@@ -604,6 +669,18 @@ static void long_sites(FILE *f, const struct dump *d, const struct view_opts *o)
              bucket_str(a, sizeof a, (int)o->long_bucket) + 2);
     title(f, o, "LONG-LIVED CALL SITES", note);
     stack_ranking(f, d, o, FR_LONG, 3, 2);
+    /* and the peak's top site, in two lines */
+    struct fig_peak p;
+    struct fig_site top;
+    char b[24], t[24];
+    fig_peak(d, &p);
+    if (p.have && fig_sites(d, FR_PEAK, o->long_bucket, &top, 1) == 1) {
+        fprintf(f, "  %sat the peak of live bytes (%s, %s ago, %s live): the top site held %s%s\n",
+                on(o, DIM), clock_str(t, sizeof t, p.t_ns), dur_str(a, sizeof a, p.ago_ns),
+                figfmt_bytes(b, sizeof b, p.live_req),
+                figfmt_bytes(note, sizeof note, (uint64_t)(top.peak_bytes + 0.5)), on(o, OFF));
+        stack_frames(f, d, top.s, o, 1);
+    }
 }
 
 /* ---- RSS class by class, and the diagnosis ---- */

@@ -16,7 +16,9 @@
  * but an added field that readers may do without; a field the reader
  * requires is such a change (2: history, frames' file and line; 3: when
  * the backend's figures and the huge-page RSS were taken, the floor under
- * live bytes), and the reader goes on reading the versions before. */
+ * live bytes; 5: the call sites at the peak of live bytes, the sampling's
+ * changes, the tracked blocks per class), and the reader goes on reading the
+ * versions before. */
 #define DUMP_JSON_VERSION 5
 
 /* Exit codes of shimdump, documented in its man page and README. */
@@ -127,6 +129,24 @@ struct dump_stack {
     uint64_t tracked_allocs, tracked_live;      /* the tracked blocks the estimates rest on */
     uint64_t live_req_err;                      /* live_req's standard error, bytes */
     uint64_t age_req_err[LIFEBUCKET_COUNT];     /* age_req's, per bucket (independent) */
+    /* Its live blocks at the peak of live bytes (struct dump_peak): blocks,
+     * requested bytes and that estimate's standard error, and the tracked
+     * blocks they rest on; all 0 when it had none then, or no peak is known. */
+    uint64_t peak_count, peak_req, peak_req_err, peak_tracked;
+};
+
+/* The peak of live bytes whose call sites were kept (seg.h, struct
+ * seg_stacks, "The peak"): the sampler's pass that saw the highest live
+ * usable bytes, what was live and resident then, and the live tracked
+ * blocks without a stack then. ns 0: none known (no pass yet, no stacks,
+ * a format-4 JSON snapshot, or a fork child's copy of its parent's). */
+struct dump_peak {
+    uint64_t ns;                       /* CLOCK_REALTIME of that pass */
+    uint64_t live_usable;              /* exact */
+    uint64_t live_req;                 /* estimated as the series' are */
+    uint64_t rss;
+    uint64_t nostack_count, nostack_req, nostack_req_err;
+    uint64_t tracked_dropped;          /* tracked allocations the table had had no room for */
 };
 
 /* The process's memory as the kernel tells it, read by shimdump from a
@@ -222,6 +242,7 @@ struct dump {
     uint64_t nostack_live_req_err;                   /* nostack_live_req's standard error
                                                         (0 when read from JSON) */
     uint64_t ages_at_ns;               /* CLOCK_MONOTONIC the stacks' ages are counted to */
+    struct dump_peak at_peak;          /* the stacks' peak_* are as of it */
     size_t nobjs, nstacks, nframes;
     struct dump_obj *objs;             /* malloc'ed (all three) */
     struct dump_stack *stacks;

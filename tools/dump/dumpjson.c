@@ -147,6 +147,15 @@ static const struct jfield stacks_fields[] = {
     JF(dump, "no_stack_live_bytes", JK_U64, nostack_live_req),
     JF(dump, "libunwind_threads", JK_U64, fast_threads),
     JF(dump, "libunwind_moves", JK_U64, fast_moves),
+    /* the peak of live bytes whose call sites were kept (dump.h, struct dump_peak) */
+    JFV(dump, "peak_ns", JK_U64, at_peak.ns, 5),
+    JFV(dump, "peak_live_usable_bytes", JK_U64, at_peak.live_usable, 5),
+    JFV(dump, "peak_live_bytes", JK_U64, at_peak.live_req, 5),
+    JFV(dump, "peak_rss_bytes", JK_U64, at_peak.rss, 5),
+    JFV(dump, "peak_no_stack_live_count", JK_U64, at_peak.nostack_count, 5),
+    JFV(dump, "peak_no_stack_live_bytes", JK_U64, at_peak.nostack_req, 5),
+    JFV(dump, "peak_no_stack_live_bytes_stderr", JK_U64, at_peak.nostack_req_err, 5),
+    JFV(dump, "peak_tracked_dropped", JK_U64, at_peak.tracked_dropped, 5),
     /* objects, stacks: arrays */
 };
 
@@ -169,6 +178,10 @@ static const struct jfield stack_fields[] = {
     JFV(dump_stack, "live_bytes_stderr", JK_U64, live_req_err, 4),
     JFV(dump_stack, "tracked_allocs", JK_U64, tracked_allocs, 4),
     JFV(dump_stack, "tracked_live", JK_U64, tracked_live, 4),
+    JFV(dump_stack, "peak_live_count", JK_U64, peak_count, 5),
+    JFV(dump_stack, "peak_live_bytes", JK_U64, peak_req, 5),
+    JFV(dump_stack, "peak_live_bytes_stderr", JK_U64, peak_req_err, 5),
+    JFV(dump_stack, "peak_tracked_live", JK_U64, peak_tracked, 5),
     /* lifetime_hist, age_hist, age_bytes_hist, age_bytes_stderr_hist; frames */
 };
 
@@ -272,7 +285,39 @@ static const struct jfield site_fields[] = {
     JFV(fig_site, "est_long_lived_bytes_stderr", JK_EST, long_bytes_err, 3),
     JFV(fig_site, "est_live_blocks", JK_EST, live_blocks, 3),
     JFV(fig_site, "est_allocs_per_s", JK_RATE, allocs_per_s, 2),
+    JFV(fig_site, "est_peak_live_bytes", JK_EST, peak_bytes, 5),
+    JFV(fig_site, "est_peak_live_bytes_stderr", JK_EST, peak_bytes_err, 5),
+    JFV(fig_site, "est_peak_live_blocks", JK_EST, peak_blocks, 5),
 };
+/* --stacks --json: how much of the live bytes the sites shown hold, now
+ * and at the peak (figures.h, struct fig_cover), and the peak. */
+static const struct jfield cover_fields[] = {
+    JFV(fig_cover, "est_sites_bytes", JK_EST, sites, 5),
+    JFV(fig_cover, "est_sites_bytes_stderr", JK_EST, sites_err, 5),
+    JFV(fig_cover, "est_all_stacks_bytes", JK_EST, all, 5),
+    JFV(fig_cover, "est_all_stacks_bytes_stderr", JK_EST, all_err, 5),
+    JFV(fig_cover, "est_no_stack_bytes", JK_EST, nostack, 5),
+    JFV(fig_cover, "est_no_stack_bytes_stderr", JK_EST, nostack_err, 5),
+    JFV(fig_cover, "est_live_bytes", JK_EST, live, 5),
+    JFV(fig_cover, "est_live_bytes_stderr", JK_EST, live_err, 5),
+    JFV(fig_cover, "est_rest_bytes", JK_EST, rest, 5),
+    JFV(fig_cover, "est_rest_bytes_stderr", JK_EST, rest_err, 5),
+    JFV(fig_cover, "share", JK_RATIO, share, 5),
+    JFV(fig_cover, "share_stderr", JK_RATIO, share_err, 5),
+    JFV(fig_cover, "tracked_dropped", JK_U64, tracked_dropped, 5),
+    JFV(fig_cover, "stacks_dropped", JK_U64, stacks_dropped, 5),
+    JFV(fig_cover, "rest_beyond_errors", JK_BOOL, rest_big, 5),
+};
+static const char *const cover_other[] = { "sites_shown", "stacks_with_live_bytes", "text", NULL };
+static const struct jfield peak_fields[] = {
+    JFV(fig_peak, "t_ns", JK_U64, t_ns, 5),
+    JFV(fig_peak, "ago_ns", JK_U64, ago_ns, 5),
+    JFV(fig_peak, "since_start_s", JK_RATE, since_start_s, 5),
+    JFV(fig_peak, "live_usable_bytes", JK_U64, live_usable, 5),
+    JFV(fig_peak, "live_bytes", JK_U64, live_req, 5),
+    JFV(fig_peak, "rss_bytes", JK_U64, rss, 5),
+};
+static const char *const peak_other[] = { "coverage", NULL };
 static const char *const site_other[] = { "rank", "stack", NULL };
 static const struct jfield sites_fields[] = {
     JF(dump, "pid", JK_U32, pid),
@@ -280,7 +325,8 @@ static const struct jfield sites_fields[] = {
     JF(dump, "stack_depth", JK_U32, stack_depth),
 };
 static const char *const sites_other[] = { "format_version", "tool", "stacks", "long_lived_ns",
-    "uptime_s", "objects", "by_live_bytes", "by_long_lived_bytes", "by_alloc_rate", NULL };
+    "uptime_s", "objects", "by_live_bytes", "by_long_lived_bytes", "by_alloc_rate",
+    "by_peak_live_bytes", "coverage", "peak", NULL };
 
 /* The figures object of --json: made by figures.h, written only (a reader
  * makes them again from the rest). Each waterfall step with its age. */
@@ -353,6 +399,8 @@ void dump_write_json_schema(FILE *f)
     schema_line(f, "process_memory", mem_fields, NFIELDS(mem_fields), NULL);
     schema_line(f, "stacks_json", sites_fields, NFIELDS(sites_fields), sites_other);
     schema_line(f, "sites", site_fields, NFIELDS(site_fields), site_other);
+    schema_line(f, "coverage", cover_fields, NFIELDS(cover_fields), cover_other);
+    schema_line(f, "peak", peak_fields, NFIELDS(peak_fields), peak_other);
     fprintf(f, "lifetime_hist: %s count\nage_hist: %s count\nage_bytes_hist: %s bytes\n"
             "age_bytes_stderr_hist: %s bytes\n", hist_bound, hist_bound, hist_bound, hist_bound);
 }
@@ -663,9 +711,31 @@ static void u64_or_null(FILE *f, const char *key, int have, uint64_t v)
         fprintf(f, "\"%s\": null", key);
 }
 
+/* The coverage of the top `top` sites by live bytes now, or at the peak. */
+static void cover_json(FILE *f, const struct dump *d, unsigned long_bucket, size_t top,
+                       int at_peak, const char *indent)
+{
+    struct fig_site site[64];
+    struct fig_cover c;
+    char text[600];
+    size_t n = fig_sites(d, at_peak ? FR_PEAK : FR_LIVE, long_bucket, site, top);
+    fig_coverage(d, site, n, at_peak, &c);
+    if (!c.have) {
+        fputs("null", f);
+        return;
+    }
+    fprintf(f, "{\"sites_shown\": %zu, \"stacks_with_live_bytes\": %zu,\n%s", c.shown, c.stacks,
+            indent);
+    jfields(f, cover_fields, NFIELDS(cover_fields), &c, 1);
+    fprintf(f, ",\n%s\"text\": ", indent);
+    jstr(f, fig_cover_text(&c, text, sizeof text, FF_TERSE));
+    fputc('}', f);
+}
+
 void dump_write_sites_json(FILE *f, const struct dump *d, unsigned long_bucket, size_t top)
 {
     struct fig_site site[64];
+    struct fig_peak pk;
     if (top > 64)
         top = 64;
     fprintf(f, "{\n  \"format_version\": %d,\n  \"tool\": \"shimdump %s\",\n  ", DUMP_JSON_VERSION,
@@ -675,6 +745,19 @@ void dump_write_sites_json(FILE *f, const struct dump *d, unsigned long_bucket, 
                "  \"objects\": ", d->nstacks, (unsigned long long)lifebucket_max_ns(long_bucket),
             fig_uptime_s(d));
     objects_json(f, d, "  ");
+    fputs(",\n  \"coverage\": ", f);
+    cover_json(f, d, long_bucket, top, 0, "   ");
+    fig_peak(d, &pk);
+    fputs(",\n  \"peak\": ", f);
+    if (pk.have) {
+        fputc('{', f);
+        jfields(f, peak_fields, NFIELDS(peak_fields), &pk, 1);
+        fputs(",\n   \"coverage\": ", f);
+        cover_json(f, d, long_bucket, top, 1, "    ");
+        fputc('}', f);
+    } else {
+        fputs("null", f);
+    }
     for (int r = 0; r < FR_COUNT; r++) {
         size_t n = fig_sites(d, (enum fig_rank)r, long_bucket, site, top);
         fprintf(f, ",\n  \"%s\": [", fig_rank_key[r]);

@@ -465,6 +465,73 @@ static int frames_equal(const struct dump *d, const struct dump_stack *a, const 
     return 1;
 }
 
+static double bits_double(uint64_t u)
+{
+    union { uint64_t u; double d; } x = { u };
+    return x.d == x.d && x.d > 0 ? x.d : 0;   /* a file's NaN or negative: none */
+}
+
+/* The call sites at the peak of live bytes (seg.h, struct seg_stacks, "The
+ * peak"), into d->at_peak and each stack's peak_*, under peak_seq: retried
+ * while it is odd or changes, and left out (at_peak.ns 0) when it never
+ * settles. index maps entry i + 1 to its dump stack + 1, as read_stacks
+ * made it: duplicates add up. A fork child's peak before its own start is
+ * its parent's, not its own: left out too. */
+static void read_peak(struct dump *d, const struct seg_stacks *sh, const struct seg_header *h,
+                      const uint32_t *index)
+{
+    const char *ent = (const char *)(sh + 1);
+    double *var = calloc(d->nstacks ? d->nstacks : 1, sizeof *var);
+    struct dump_peak p;
+
+    if (!var)
+        return;
+    for (int tries = 0; tries < 1000; tries++) {
+        uint64_t s1 = __atomic_load_n(&sh->peak_seq, __ATOMIC_ACQUIRE);
+        if (s1 & 1)
+            continue;
+        memset(&p, 0, sizeof p);
+        p.ns = ld(&sh->peak_ns);
+        p.live_usable = ld(&sh->peak_live_usable);
+        p.live_req = ld(&sh->peak_live_req);
+        p.rss = ld(&sh->peak_rss);
+        p.nostack_count = w_blocks(ld(&sh->peak_nostack_count));
+        p.nostack_req = ld(&sh->peak_nostack_req);
+        p.nostack_req_err = root(bits_double(ld(&sh->peak_nostack_var)));
+        p.tracked_dropped = ld(&sh->peak_tracked_dropped);
+        for (size_t i = 0; i < d->nstacks; i++) {
+            struct dump_stack *s = &d->stacks[i];
+            s->peak_count = s->peak_req = s->peak_tracked = 0;
+            var[i] = 0;
+        }
+        for (uint32_t i = 0; i < h->stacks_cap; i++) {
+            if (index[i + 1] == 0)
+                continue;
+            const struct seg_stack *e = (const struct seg_stack *)(ent + (uint64_t)i * h->stack_stride);
+            struct dump_stack *s = &d->stacks[index[i + 1] - 1];
+            s->peak_count = add_sat(s->peak_count, ld(&e->peak_count));
+            s->peak_req = add_sat(s->peak_req, ld(&e->peak_req));
+            s->peak_tracked = add_sat(s->peak_tracked, ld(&e->peak_tracked));
+            var[index[i + 1] - 1] += bits_double(ld(&e->peak_var));
+        }
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&sh->peak_seq, __ATOMIC_RELAXED) != s1)
+            continue;
+        if (p.ns == 0 || p.ns < h->start_ns)
+            break;
+        d->at_peak = p;
+        for (size_t i = 0; i < d->nstacks; i++) {
+            d->stacks[i].peak_count = w_blocks(d->stacks[i].peak_count);
+            d->stacks[i].peak_req_err = root(var[i]);
+        }
+        free(var);
+        return;
+    }
+    for (size_t i = 0; i < d->nstacks; i++)
+        d->stacks[i].peak_count = d->stacks[i].peak_req = d->stacks[i].peak_tracked = 0;
+    free(var);
+}
+
 /* The stack table and object list, and each stack's live blocks from the
  * tracked table. Entries that two threads stored twice (a rare race, see
  * seg.h) are merged. */
@@ -617,6 +684,7 @@ static void read_stacks(struct dump *d, const void *base, const struct seg_heade
         }
     }
     free(sc.var);
+    read_peak(d, sh, h, index);
     scratch_free();
 }
 

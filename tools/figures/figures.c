@@ -286,7 +286,8 @@ uint64_t fig_bucket_le_ns(const struct dump *d, int b, int *clamped)
 
 /* ---- Call sites ---- */
 
-const char *const fig_rank_key[FR_COUNT] = { "by_live_bytes", "by_long_lived_bytes", "by_alloc_rate" };
+const char *const fig_rank_key[FR_COUNT] = { "by_live_bytes", "by_long_lived_bytes", "by_alloc_rate",
+                                             "by_peak_live_bytes" };
 
 /* The live blocks of stack s older than bucket b: their requested bytes
  * and that estimate's standard error (the buckets' are independent). */
@@ -321,6 +322,11 @@ void fig_site_of(const struct dump *d, size_t index, unsigned long_bucket, struc
     o->avg_alloc = s->allocs ? s->req_bytes / s->allocs : 0;
     o->age_median = fig_median_bucket(s->age_count);
     o->life_median = fig_median_bucket(s->life);
+    if (d->at_peak.ns) {
+        o->peak_bytes = (double)s->peak_req;
+        o->peak_bytes_err = (double)s->peak_req_err;
+        o->peak_blocks = (double)s->peak_count;
+    }
 }
 
 static uint64_t rank_key(const struct dump_stack *s, enum fig_rank r, unsigned long_bucket)
@@ -330,6 +336,7 @@ static uint64_t rank_key(const struct dump_stack *s, enum fig_rank r, unsigned l
     switch (r) {
     case FR_LIVE: return s->live_req;
     case FR_LONG: older(s, long_bucket, &b, &err); return b;
+    case FR_PEAK: return s->peak_req;
     default: return s->allocs;
     }
 }
@@ -341,6 +348,11 @@ size_t fig_sites(const struct dump *d, enum fig_rank rank, unsigned long_bucket,
     size_t *idx = max ? calloc(max, sizeof *idx) : NULL;
     uint64_t *key = max ? calloc(max, sizeof *key) : NULL;
     if (!idx || !key) {
+        free(idx);
+        free(key);
+        return 0;
+    }
+    if (rank == FR_PEAK && !d->at_peak.ns) {
         free(idx);
         free(key);
         return 0;
@@ -368,6 +380,116 @@ size_t fig_sites(const struct dump *d, enum fig_rank rank, unsigned long_bucket,
     free(idx);
     free(key);
     return n;
+}
+
+void fig_peak(const struct dump *d, struct fig_peak *o)
+{
+    const struct dump_peak *p = &d->at_peak;
+    uint64_t now = fig_as_of(d);
+    memset(o, 0, sizeof *o);
+    if (!p->ns || d->stack_depth == 0)
+        return;
+    o->have = 1;
+    o->t_ns = p->ns;
+    o->since_start_s = p->ns > d->start_ns ? (double)(p->ns - d->start_ns) / 1e9 : 0;
+    o->ago_ns = now > p->ns ? now - p->ns : 0;
+    o->live_usable = p->live_usable;
+    o->live_req = p->live_req;
+    o->rss = p->rss;
+    o->live_ratio = d->total.live_req ? (double)p->live_req / (double)d->total.live_req : 0;
+}
+
+void fig_coverage(const struct dump *d, const struct fig_site *shown, size_t n, int at_peak,
+                  struct fig_cover *o)
+{
+    double var_sites = 0, var_all = 0;
+    memset(o, 0, sizeof *o);
+    if (d->stack_depth == 0 || (at_peak && !d->at_peak.ns))
+        return;
+    for (size_t i = 0; i < n; i++) {
+        double b = at_peak ? shown[i].peak_bytes : shown[i].live_bytes;
+        double e = at_peak ? shown[i].peak_bytes_err : shown[i].live_bytes_err;
+        o->sites += b;
+        var_sites += e * e;
+    }
+    for (size_t i = 0; i < d->nstacks; i++) {
+        const struct dump_stack *s = &d->stacks[i];
+        double b = (double)(at_peak ? s->peak_req : s->live_req);
+        double e = (double)(at_peak ? s->peak_req_err : s->live_req_err);
+        o->stacks += b > 0;
+        o->all += b;
+        var_all += e * e;
+    }
+    o->shown = n;
+    o->sites_err = sqrt(var_sites);
+    o->all_err = sqrt(var_all);
+    if (at_peak) {
+        o->nostack = (double)d->at_peak.nostack_req;
+        o->nostack_err = (double)d->at_peak.nostack_req_err;
+        o->live = (double)d->at_peak.live_req;
+        o->tracked_dropped = d->at_peak.tracked_dropped;
+    } else {
+        o->nostack = (double)d->nostack_live_req;
+        o->nostack_err = (double)d->nostack_live_req_err;
+        o->live = (double)d->total.live_req;
+        o->live_err = (double)d->total.live_req_err;
+        o->tracked_dropped = d->dropped;
+    }
+    o->stacks_dropped = d->stacks_dropped;
+    o->rest = o->live - o->all - o->nostack;
+    o->rest_err = sqrt(o->live_err * o->live_err + var_all + o->nostack_err * o->nostack_err);
+    o->have = o->live > 0;
+    if (o->have) {
+        o->share = o->sites / o->live;
+        /* the shown sites' error, and the total's, as independent shares */
+        double rs = o->sites > 0 ? o->sites_err / o->sites : 0, rl = o->live_err / o->live;
+        o->share_err = o->share * sqrt(rs * rs + rl * rl);
+    }
+    /* a rest within three of its errors, or under 1%, is nothing to say */
+    o->rest_big = fabs(o->rest) > 3 * o->rest_err && fabs(o->rest) >= 0.01 * o->live;
+}
+
+char *fig_cover_text(const struct fig_cover *c, char *dst, size_t cap, enum figfmt_style st)
+{
+    char a[24], b[24], e[24], f[24], g[24], h[24], k[24];
+    size_t n;
+    if (!c->have) {
+        snprintf(dst, cap, "no live bytes to account for");
+        return dst;
+    }
+    figfmt_bytes(a, sizeof a, (uint64_t)(c->sites + 0.5));
+    figfmt_err(e, sizeof e, c->sites_err, c->sites, st);
+    figfmt_bytes(b, sizeof b, (uint64_t)(c->live + 0.5));
+    figfmt_bytes(h, sizeof h, (uint64_t)(c->nostack + 0.5));
+    if (c->stacks <= c->shown)   /* the sites shown are every stack with live bytes */
+        n = (size_t)snprintf(dst, cap, "the %zu site%s shown (every stack with live bytes) "
+                             "hold%s %s%s%s of %s live requested bytes (%.0f%%); blocks without "
+                             "a stack %s", c->shown, c->shown == 1 ? "" : "s",
+                             c->shown == 1 ? "s" : "", a, *e ? " " : "", e, b, 100 * c->share, h);
+    else
+        n = (size_t)snprintf(dst, cap, "the %zu site%s shown hold%s %s%s%s of %s live requested "
+                             "bytes (%.0f%%); all %zu stacks with live bytes hold %s%s%s, blocks "
+                             "without a stack %s", c->shown, c->shown == 1 ? "" : "s",
+                             c->shown == 1 ? "s" : "", a, *e ? " " : "", e, b, 100 * c->share,
+                             c->stacks, figfmt_bytes(f, sizeof f, (uint64_t)(c->all + 0.5)),
+                             c->all_err > 0 ? " " : "",
+                             figfmt_err(g, sizeof g, c->all_err, c->all, st), h);
+    if (n >= cap)
+        return dst;
+    if (c->rest_big && c->rest > 0) {
+        n += (size_t)snprintf(dst + n, cap - n, "; %s in no tracked entry",
+                              figfmt_bytes(k, sizeof k, (uint64_t)(c->rest + 0.5)));
+        if (n < cap && c->tracked_dropped)
+            snprintf(dst + n, cap - n, " (%s tracked allocations found the tracked table full)",
+                     figfmt_count(a, sizeof a, (double)c->tracked_dropped));
+        else if (n < cap)
+            snprintf(dst + n, cap - n, " (more than the estimates' errors: blocks the estimate "
+                     "of live bytes counts that the tracked blocks do not stand for)");
+    } else if (c->rest_big) {
+        snprintf(dst + n, cap - n, "; the stacks' sum is %s over the live estimate, beyond "
+                 "their errors", figfmt_bytes(k, sizeof k, (uint64_t)(-c->rest + 0.5)));
+    }
+    return dst;
 }
 
 /* ---- Qualifiers ---- */

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "dump.h"
+#include "figfmt.h"
 
 /* ---- Time ---- */
 
@@ -149,7 +150,7 @@ uint64_t fig_bucket_le_ns(const struct dump *d, int b, int *clamped);
 
 /* ---- Call sites ---- */
 
-enum fig_rank { FR_LIVE, FR_LONG, FR_RATE, FR_COUNT };
+enum fig_rank { FR_LIVE, FR_LONG, FR_RATE, FR_PEAK, FR_COUNT };
 
 /* The names of the rankings in JSON: "by_live_bytes", ... */
 extern const char *const fig_rank_key[FR_COUNT];
@@ -164,15 +165,67 @@ struct fig_site {
     double allocs_per_s, bytes_per_s;       /* since the start */
     uint64_t avg_live, avg_alloc;           /* mean requested size: of the live, of all */
     int age_median, life_median;            /* buckets; -1: none */
+    double peak_bytes, peak_bytes_err;      /* requested bytes live at the peak (fig_peak) */
+    double peak_blocks;
 };
 
 void fig_site_of(const struct dump *d, size_t index, unsigned long_bucket, struct fig_site *out);
 
 /* Fills out[0..max) with the top stacks by `rank`, best first, leaving out
- * stacks with nothing to rank by (ties keep the table's order). Returns
- * how many. */
+ * stacks with nothing to rank by (ties keep the table's order). FR_PEAK
+ * ranks by the requested bytes live at the peak (fig_peak). Returns how
+ * many. */
 size_t fig_sites(const struct dump *d, enum fig_rank rank, unsigned long_bucket,
                  struct fig_site *out, size_t max);
+
+/* The peak of live bytes whose call sites were kept (dump.h, struct
+ * dump_peak): the sampler's pass that saw the highest live usable bytes. */
+struct fig_peak {
+    int have;                  /* 0: none known (no stacks, no pass yet, an older file) */
+    uint64_t t_ns;             /* CLOCK_REALTIME */
+    double since_start_s;      /* how long after the process's start */
+    uint64_t ago_ns;           /* how long before fig_as_of */
+    uint64_t live_usable, live_req, rss;
+    double live_ratio;         /* live requested then / now (0 when none now) */
+};
+
+void fig_peak(const struct dump *d, struct fig_peak *out);
+
+/* How much of the live requested bytes the call sites account for, now or
+ * at the peak. Every figure is an estimate with its standard error (the
+ * tracked blocks, weighted: seg.h, "Weights"), but `live` at the peak,
+ * whose error the sampler does not keep (live_err 0):
+ *   live = sites (the n shown) + others (the stacks not shown)
+ *          + nostack (tracked blocks without a stack) + rest
+ * `rest` is what no tracked block in the table stands for: tracked blocks
+ * the table had no room for (tracked_dropped), and the difference between
+ * the class estimate of live bytes (exact live usable bytes times the
+ * tracked blocks' ratio of requested to usable) and the blocks' own sum;
+ * within rest_err it is nothing. */
+struct fig_cover {
+    int have;                  /* stacks, and live bytes to account for */
+    size_t shown, stacks;      /* sites shown; stacks with live bytes */
+    double sites, sites_err;
+    double all, all_err;       /* every stack */
+    double nostack, nostack_err;
+    double live, live_err;
+    double rest, rest_err;
+    double share, share_err;   /* sites / live, 0..1 */
+    uint64_t tracked_dropped;  /* tracked allocations the table had no room for (then) */
+    uint64_t stacks_dropped;   /* tracked allocations whose stack found no room (in all) */
+    int rest_big;              /* |rest| beyond 3 rest_err and 1% of live: say so */
+};
+
+/* Fills *out for the n sites `shown` (from fig_sites): their live bytes
+ * now, or (at_peak) at the peak. */
+void fig_coverage(const struct dump *d, const struct fig_site *shown, size_t n, int at_peak,
+                  struct fig_cover *out);
+
+/* The coverage in one line, into dst[cap], returned: "the 5 sites shown
+ * hold 54.5 MiB (+/-0.3) of 230 MiB live requested bytes (24%); all 312
+ * stacks 60.1 MiB, blocks without a stack 1.2 MiB, the rest 168 MiB: ...";
+ * the errors in style st (figfmt.h). */
+char *fig_cover_text(const struct fig_cover *c, char *dst, size_t cap, enum figfmt_style st);
 
 /* ---- Qualifiers ---- */
 

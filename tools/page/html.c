@@ -1284,6 +1284,70 @@ static void frame_item(FILE *f, const struct dump *d, const struct dump_frame *f
     fputs("</li>\n", f);
 }
 
+/* How much of the live bytes the sites shown hold (figures.h,
+ * fig_coverage), now or at the peak, as a note under their table. */
+static void cover_html(FILE *f, const struct dump *d, const struct fig_site *site, size_t n,
+                       int at_peak)
+{
+    struct fig_cover c;
+    char text[600];
+    fig_coverage(d, site, n, at_peak, &c);
+    if (!c.have)
+        return;
+    fprintf(f, "<p class=\"note%s\" data-kind=\"coverage\" data-at-peak=\"%d\" "
+               "data-share=\"%.4f\">", c.rest_big ? " warn" : "", at_peak, c.share);
+    /* figfmt's amounts and fixed words only, "±" among them, which
+     * htmlfmt_esc would make "?": nothing of the snapshot's text */
+    fputs(fig_cover_text(&c, text, sizeof text, FF_WORDS), f);
+    fputs(".</p>\n", f);
+}
+
+/* The call sites as they stood at the peak of live bytes (figures.h,
+ * fig_peak), beside the live ones: what the peak RSS was made of. */
+static void peak_sites_html(FILE *f, const struct input *in, size_t i, const struct html_opts *o,
+                            size_t top, int nframes)
+{
+    static struct fig_site site[64];
+    const struct dump *d = in->d;
+    struct fig_peak p;
+    char a[48], b[48], c[48], e[48], t[48], ago[48];
+    fig_peak(d, &p);
+    if (!p.have)
+        return;
+    size_t cnt = fig_sites(d, FR_PEAK, o->long_bucket, site, top);
+    if (cnt == 0)
+        return;
+    fprintf(f, "<table class=\"sites\" data-input=\"%zu\" data-kind=\"peak-stacks\" "
+               "data-peak-ns=\"%llu\">\n<caption>", i,
+            (unsigned long long)p.t_ns);
+    swatch(f, in);
+    htmlfmt_esc(f, in->label);
+    fprintf(f, "<span class=\"note\">: at the peak of live bytes, %s, %s before the snapshot "
+               "(%s requested, %s usable live; RSS %s then)</span></caption>\n<thead><tr>"
+               "<th scope=\"col\">#</th><th scope=\"col\">live bytes then</th>"
+               "<th scope=\"col\">blocks then</th><th scope=\"col\">live bytes now</th>"
+               "<th class=\"l\" scope=\"col\">frames</th></tr></thead>\n<tbody>\n",
+            figfmt_utc(t, sizeof t, p.t_ns), figfmt_dur(ago, sizeof ago, p.ago_ns, FF_WORDS),
+            figfmt_bytes(a, sizeof a, p.live_req), figfmt_bytes(b, sizeof b, p.live_usable),
+            figfmt_bytes(c, sizeof c, p.rss));
+    for (size_t k = 0; k < cnt; k++) {
+        const struct fig_site *x = &site[k];
+        const struct dump_stack *s = x->s;
+        fprintf(f, "<tr data-stack=\"%u\" data-peak-bytes=\"%.0f\"><td class=\"n\">%zu</td>"
+                   "<td class=\"n\">%s <span class=\"obj\">%s</span></td><td class=\"n\">%s</td>"
+                   "<td class=\"n\">%s</td><td class=\"l\"><ol class=\"frames\">\n",
+                s->id, x->peak_bytes, k + 1, figfmt_bytes(a, sizeof a, (uint64_t)(x->peak_bytes + 0.5)),
+                figfmt_err(e, sizeof e, x->peak_bytes_err, x->peak_bytes, FF_WORDS),
+                figfmt_count(b, sizeof b, x->peak_blocks),
+                figfmt_bytes(c, sizeof c, (uint64_t)(x->live_bytes + 0.5)));
+        for (uint32_t j = 0; j < s->depth && (int)j < nframes && s->frame0 + j < d->nframes; j++)
+            frame_item(f, d, &d->frames[s->frame0 + j]);
+        fputs("</ol></td></tr>\n", f);
+    }
+    fputs("</tbody>\n</table>\n", f);
+    cover_html(f, d, site, cnt, 1);
+}
+
 static void call_sites(FILE *f, const struct input *in, size_t n, const struct html_opts *o)
 {
     static struct fig_site site[HTML_INPUTS_MAX][64];
@@ -1329,6 +1393,7 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
                        "(not shown).</p>\n", figfmt_count(a, sizeof a, (double)d->stacks_dropped));
         if (cnt[i] == 0) {
             fputs("<p class=\"note\">No stack holds live blocks.</p>\n", f);
+            peak_sites_html(f, &in[i], i, o, top, nframes);
             continue;
         }
         fprintf(f, "<table class=\"sites\" data-input=\"%zu\" data-kind=\"stacks\">\n<caption>", i);
@@ -1374,6 +1439,8 @@ static void call_sites(FILE *f, const struct input *in, size_t n, const struct h
             fprintf(f, "<p class=\"note\">%s live tracked blocks (%s) have no stack.</p>\n",
                     figfmt_count(a, sizeof a, (double)d->nostack_live_count),
                     figfmt_bytes(b, sizeof b, d->nostack_live_req));
+        cover_html(f, d, site[i], cnt[i], 0);
+        peak_sites_html(f, &in[i], i, o, top, nframes);
     }
     fputs("</section>\n", f);
 }
