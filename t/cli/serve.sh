@@ -15,8 +15,9 @@
 # leaves it serving: the slow ones are cut off by its timeout, the others
 # answered meanwhile. Processes that come and go mid-run are served and then
 # dropped. A server of another user (uid 65534) serves none of root's
-# processes. A non-loopback address is refused without --allow-remote; a
-# port in use is one line, exit 6; SIGTERM and SIGINT stop it, exit 0 (with
+# processes. It serves on [::1] too. A non-loopback address is refused
+# without --allow-remote, an IPv4-mapped one always; a port in use is one
+# line, exit 6; SIGTERM and SIGINT stop it, exit 0 (with
 # SHIMDUMP_CHECK=1: no snapshot it read broke an invariant).
 . "$TOP_SRCDIR/t/lib.sh"
 
@@ -54,7 +55,7 @@ rc=$?
 [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q 'not a loopback address.*--allow-remote' "$TMP/err"
 ok $? "a non-loopback address is refused without --allow-remote: exit 2, one line" || diag "$TMP/err"
 bad=0
-for a in "127.0.0.1:99999" "localhost:80" "::1" "[::1" "1.2.3.4.5" "127.0.0.1:" "127.0.0.1:x"; do
+for a in "127.0.0.1:99999" "localhost:80" "::1" "[::1" "1.2.3.4.5" "127.0.0.1:" "127.0.0.1:x" "[::ffff:127.0.0.1]:0"; do
     "$SD" --serve="$a" >/dev/null 2>"$TMP/err"
     rc=$?
     if [ $rc -ne 2 ] || [ "$(wc -l <"$TMP/err")" -ne 1 ]; then
@@ -68,7 +69,7 @@ done
 "$SD" --serve 123 >/dev/null 2>"$TMP/err"
 [ $? -eq 2 ] || bad=1
 [ $bad -eq 0 ]
-ok $? "bad addresses (port out of range, a name, IPv6 without brackets, ...), --allow-remote alone and --serve PID: exit 2, one line"
+ok $? "bad addresses (port out of range, a name, IPv6 without brackets, IPv4-mapped IPv6, ...), --allow-remote alone and --serve PID: exit 2, one line"
 
 # ---- The processes and the server ----
 
@@ -120,6 +121,26 @@ get() {
 header() {  # header NAME: its value in $TMP/head
     tr -d '\r' <"$TMP/head" | sed -n "s/^$1: //Ip" | head -n 1
 }
+
+# IPv6 loopback, where the host has it
+"$SD" --dir "$TMP/shm" --serve='[::1]:0' 2>"$TMP/v6.err" &
+v6=$!
+pids="$pids $v6"
+_w=0
+while kill -0 "$v6" 2>/dev/null && ! grep -q 'serving http' "$TMP/v6.err" && [ $_w -lt 600 ]; do
+    sleep 0.1
+    _w=$((_w + 1))
+done
+if grep -q 'serving http' "$TMP/v6.err" && v6port=$(sed -n 's|.*http://\[::1\]:\([0-9]*\)/.*|\1|p' "$TMP/v6.err") &&
+    [ -n "$v6port" ]; then
+    st=$(curl -s -g -o "$TMP/body" -w '%{http_code}' "http://[::1]:$v6port/metrics")
+    [ "$st" = 200 ] && grep -q '^mallocshim_up{' "$TMP/body"
+    ok $? "--serve=[::1]:0 serves /metrics on IPv6 loopback ($st)"
+else
+    skip "--serve=[::1]:0" "no IPv6 loopback here: $(cat "$TMP/v6.err")"
+fi
+kill "$v6" 2>/dev/null
+wait "$v6" 2>/dev/null
 
 # port in use: one line, exit 6
 "$SD" --dir "$TMP/shm" --serve="127.0.0.1:$port" >/dev/null 2>"$TMP/err"

@@ -477,13 +477,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return ret;
 }
 
-/* Whether sa is a loopback address: 127/8, ::1, or ::ffff:127/104. */
+/* Whether sa is a loopback address: 127/8 or ::1. */
 static int is_loopback(const struct sockaddr_storage *sa)
 {
     if (sa->ss_family == AF_INET)
         return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
-    const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
-    return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+    return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
 }
 
 /* Parses addr (serve.h) into *sa. 0, or EINVAL. */
@@ -528,7 +527,8 @@ static int parse_addr(const char *addr, struct sockaddr_storage *sa, socklen_t *
         s4->sin_family = AF_INET;
         s4->sin_port = htons((uint16_t)p);
         *salen = sizeof *s4;
-    } else if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
+    } else if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1 &&
+               !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {   /* an IPv4 address is given as one */
         s6->sin6_family = AF_INET6;
         s6->sin6_port = htons((uint16_t)p);
         *salen = sizeof *s6;
