@@ -7,7 +7,7 @@ set -eu
 PACKAGES="gcc g++ make autoconf automake libtool pkg-config binutils
 libjemalloc-dev libgoogle-perftools-dev libunwind-dev libelf-dev libdw-dev
 libzstd-dev libc6-dbg check python3 util-linux bsdutils strace clang libclang-rt-14-dev
-mariadb-server mariadb-plugin-rocksdb sysbench chromium prometheus
+mariadb-server mariadb-plugin-rocksdb sysbench chromium prometheus libmicrohttpd-dev curl
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go
 debhelper dpkg-dev lintian systemd"
 

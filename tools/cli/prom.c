@@ -86,6 +86,10 @@ GETTER(g_peak, *v = (double)st[FS_PEAK].v; return st[FS_PEAK].have)
 GETTER(g_sample, *v = d->sample; return 1)
 GETTER(g_sample_bytes, *v = (double)d->sample_bytes; return 1)
 GETTER(g_start, *v = (double)(d->start_ns / 1000000000ull); return 1)
+GETTER(g_from_copy, *v = d->copy; return 1)
+GETTER(g_copy_stale, *v = d->copy_stale; return 1)
+GETTER(g_tracked_dropped, *v = (double)d->dropped; return 1)
+GETTER(g_stacks_dropped, *v = (double)d->stacks_dropped; return d->stack_depth > 0)
 #undef GETTER
 
 static const struct metric metrics[] = {
@@ -123,6 +127,16 @@ static const struct metric metrics[] = {
       "Sampling by bytes: the mean bytes between tracked blocks as sizes grow (0: sizes do not count)",
       g_sample_bytes },
     { "mallocshim_start_time_seconds", "gauge", "When recording started, Unix time", g_start },
+    { "mallocshim_read_from_copy", "gauge",
+      "1 when read from the copy in the segment directory, not the process's own segment", g_from_copy },
+    { "mallocshim_copy_stale", "gauge",
+      "1 when the copy in the segment directory could not be rewritten (its file system full?)",
+      g_copy_stale },
+    { "mallocshim_tracked_dropped_total", "counter",
+      "Tracked allocations that found the table full: left out of lifetimes, ages and call sites",
+      g_tracked_dropped },
+    { "mallocshim_stacks_dropped_total", "counter",
+      "Call stacks that found the stack table full (with stacks on)", g_stacks_dropped },
 };
 
 void prom_write(FILE *f, const struct dump *const *d, size_t n)

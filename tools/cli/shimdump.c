@@ -13,6 +13,7 @@
 #include "html.h"
 #include "pprof.h"
 #include "prom.h"
+#include "serve.h"
 #include "view.h"
 
 #include <ctype.h>
@@ -37,7 +38,7 @@
 #include <unistd.h>
 
 enum mode { M_VIEW, M_LIST, M_WATCH, M_EVENTS, M_JSON, M_PROM, M_DIFF, M_CLEAN, M_HTML, M_CAPTURE,
-             M_CHECK, M_PPROF, M_SET };
+             M_CHECK, M_PPROF, M_SET, M_SERVE };
 
 static struct {
     enum mode mode;
@@ -57,7 +58,9 @@ static struct {
     int gone;             /* --gone: the list and --prometheus show gone processes too */
     int all_users;        /* --all-users: root's --clean removes other users' segments too */
     char set[256];        /* --set: the settings asked for, "key:value,..." */
-} opt = { M_VIEW, "", 2.0, 20, 1, 0, -1, 0, 0, 5, 6, 1000000000ull, 0, 0, NULL, 0, 0, "" };
+    const char *serve;    /* --serve=ADDR */
+    int remote;           /* --allow-remote: --serve on an address other than loopback */
+} opt = { M_VIEW, "", 2.0, 20, 1, 0, -1, 0, 0, 5, 6, 1000000000ull, 0, 0, NULL, 0, 0, "", NULL, 0 };
 
 static volatile sig_atomic_t stop;
 
@@ -73,15 +76,24 @@ static void on_stop(int sig)
     stop = 1;
 }
 
+/* Where shimdump_err writes, when not stderr (serve.h). */
+static FILE *err_to;
+
+void shimdump_err_to(FILE *f)
+{
+    err_to = f;
+}
+
 /* One line on stderr, "shimdump: <what>"; returns code (capreq.h). */
 int shimdump_err(int code, const char *fmt, ...)
 {
     va_list ap;
-    fputs("shimdump: ", stderr);
+    FILE *f = err_to ? err_to : stderr;
+    fputs("shimdump: ", f);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vfprintf(f, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    fputc('\n', f);
     return code;
 }
 
@@ -740,6 +752,47 @@ static int do_list(void)
     return DX_OK;
 }
 
+/* Every running process's segment that this user can read, into *d (*n
+ * of them, malloc'ed), what was skipped said on `notes` after `pre`
+ * (serve.h, load_all). */
+static int collect_running(FILE *notes, const char *pre, struct dump **d, size_t *n)
+{
+    size_t np;
+    long *pids = scan_dir(&np);
+    struct tally k;
+    struct gone_tally g = { 0, 0 };
+    memset(&k, 0, sizeof k);
+    *d = NULL;
+    *n = 0;
+    if (!pids)
+        return shimdump_err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
+    if ((*d = calloc(np ? np : 1, sizeof **d)) == NULL) {
+        free(pids);
+        return shimdump_err(DX_SYS, "out of memory");
+    }
+    for (size_t i = 0; i < np; i++)
+        if (quiet_read(pids[i], &(*d)[*n], &k)) {
+            struct dump *x = &(*d)[*n];
+            if (gone_skip(x, &g)) {   /* running processes only, by default */
+                dump_free(x);
+                continue;
+            }
+            /* RSS class by class, kept where the process is still the one read */
+            if (x->state == DS_ALIVE && dump_read_mem(x) == 0 &&
+                find_proc_state(x->pid, x->start_ns) != DS_ALIVE) {
+                memset(&x->mem, 0, sizeof x->mem);
+                x->mem.err = ESRCH;
+            }
+            ++*n;
+        }
+    free(pids);
+    /* Only what is not there for a reason the reader may not know. */
+    k.denied = k.bad = 0;
+    tally_say(notes, pre, &k);
+    gone_say(notes, pre, &g, "exported");
+    return DX_OK;
+}
+
 static int do_prometheus(char **args, int nargs)
 {
     struct dump *d = NULL;
@@ -759,40 +812,13 @@ static int do_prometheus(char **args, int nargs)
             n++;
         }
     } else {
-        size_t np;
-        long *pids = scan_dir(&np);
-        struct tally k;
-        struct gone_tally g = { 0, 0 };
-        memset(&k, 0, sizeof k);
-        if (!pids)
-            return shimdump_err(DX_SYS, "%s: %s", opt.dir, strerror(errno));
-        d = calloc(np ? np : 1, sizeof *d);
-        p = calloc(np ? np : 1, sizeof *p);
-        if (!d || !p) {
-            free(pids);
-            return shimdump_err(DX_SYS, "out of memory");
-        }
-        for (size_t i = 0; i < np; i++)
-            if (quiet_read(pids[i], &d[n], &k)) {
-                if (gone_skip(&d[n], &g)) {   /* running processes only, by default */
-                    dump_free(&d[n]);
-                    continue;
-                }
-                /* RSS class by class, kept where the process is still the one read */
-                if (d[n].state == DS_ALIVE && dump_read_mem(&d[n]) == 0 &&
-                    find_proc_state(d[n].pid, d[n].start_ns) != DS_ALIVE) {
-                    memset(&d[n].mem, 0, sizeof d[n].mem);
-                    d[n].mem.err = ESRCH;
-                }
-                p[n] = &d[n];
-                n++;
-            }
-        free(pids);
-        /* Only what is not there for a reason the reader may not know. */
-        k.denied = k.bad = 0;
         fflush(stdout);
-        tally_say(stderr, "shimdump: ", &k);
-        gone_say(stderr, "shimdump: ", &g, "exported");
+        if ((rc = collect_running(stderr, "shimdump: ", &d, &n)) != DX_OK)
+            return rc;
+        if ((p = calloc(n ? n : 1, sizeof *p)) == NULL)
+            rc = shimdump_err(DX_SYS, "out of memory");
+        for (size_t i = 0; p && i < n; i++)
+            p[i] = &d[i];
     }
     if (rc == DX_OK)
         prom_write(stdout, p, n);
@@ -921,6 +947,26 @@ static int do_pprof(const char *arg)
         rc = shimdump_err(DX_SYS, "standard output: %s", strerror(errno ? errno : EIO));
     free(buf);
     return rc;
+}
+
+/* --serve's reader of one process: shimdump PID's (serve.h). */
+static int serve_load(const char *pid, int frames, struct dump *d)
+{
+    name_frames = frames;
+    return target_load(pid, d);
+}
+
+/* --serve: until a signal; its page laid out as --html's. */
+static int do_serve(void)
+{
+    struct serve_ops ops;
+    memset(&ops, 0, sizeof ops);
+    ops.load = serve_load;
+    ops.load_all = collect_running;
+    ops.html.top = opt.top;
+    ops.html.frames = opt.frames;
+    ops.html.long_bucket = long_bucket();
+    return serve_run(opt.serve, opt.remote, &ops, &stop);
 }
 
 /* What --clean did with one segment. */
@@ -1338,6 +1384,10 @@ static void usage(FILE *f)
           "      --pprof PID|FILE        the call sites as a gzip'd pprof heap profile (to\n"
           "                              stdout), for go tool pprof: in-use and allocated\n"
           "                              objects and bytes, by stack and age\n"
+          "      --serve[=ADDR]          an HTTP server of /metrics (every running process),\n"
+          "                              /json, /report and /pprof/heap (?pid=N), until\n"
+          "                              SIGTERM; ADDR HOST:PORT, 127.0.0.1:6255 by default\n"
+          "      --allow-remote          let --serve listen on an address other than loopback\n"
           "      --check PID|FILE...     hold each snapshot to the invariants every one must\n"
           "                              hold; print those it breaks, with their figures\n"
           "      --invariants            the invariants, one per line\n"
@@ -1385,7 +1435,7 @@ int main(int argc, char **argv)
 {
     enum { O_NOFOLLOW_EV = 256, O_CLEAN, O_DIR, O_ASCII, O_COLOR, O_NOCOLOR, O_TOP, O_FRAMES,
            O_MINAGE, O_SCHEMA, O_SINCE, O_HTML, O_CAPTURE, O_CHECK, O_INVARIANTS, O_GONE,
-           O_ALL_USERS, O_PPROF, O_SET };
+           O_ALL_USERS, O_PPROF, O_SET, O_SERVE, O_REMOTE };
     static const struct option longopts[] = {
         { "list", no_argument, NULL, 'l' },
         { "watch", optional_argument, NULL, 'w' },
@@ -1397,6 +1447,8 @@ int main(int argc, char **argv)
         { "diff", no_argument, NULL, 'd' },
         { "html", no_argument, NULL, O_HTML },
         { "pprof", no_argument, NULL, O_PPROF },
+        { "serve", optional_argument, NULL, O_SERVE },
+        { "allow-remote", no_argument, NULL, O_REMOTE },
         { "clean", no_argument, NULL, O_CLEAN },
         { "gone", no_argument, NULL, O_GONE },
         { "all-users", no_argument, NULL, O_ALL_USERS },
@@ -1450,6 +1502,8 @@ int main(int argc, char **argv)
         case 'd': opt.mode = M_DIFF; modes++; break;
         case O_HTML: opt.mode = M_HTML; modes++; break;
         case O_PPROF: opt.mode = M_PPROF; modes++; break;
+        case O_SERVE: opt.mode = M_SERVE; opt.serve = optarg; modes++; break;
+        case O_REMOTE: opt.remote = 1; break;
         case O_CLEAN: opt.mode = M_CLEAN; modes++; break;
         case O_GONE: opt.gone = 1; break;
         case O_ALL_USERS: opt.all_users = 1; break;
@@ -1526,13 +1580,16 @@ int main(int argc, char **argv)
     }
     if (modes > 1)
         return shimdump_err(DX_USAGE, "choose one of --list, --watch, --events, --json, --prometheus, "
-                             "--diff, --html, --pprof, --check, --clean, --capture and --set");
+                             "--diff, --html, --pprof, --serve, --check, --clean, --capture "
+                             "and --set");
     if (opt.output && opt.mode != M_CAPTURE)
         return shimdump_err(DX_USAGE, "--output goes with --capture");
     if (opt.gone && opt.mode != M_LIST && opt.mode != M_PROM && opt.mode != M_VIEW)
         return shimdump_err(DX_USAGE, "--gone goes with --list or --prometheus");
     if (opt.all_users && opt.mode != M_CLEAN)
         return shimdump_err(DX_USAGE, "--all-users goes with --clean");
+    if (opt.remote && opt.mode != M_SERVE)
+        return shimdump_err(DX_USAGE, "--allow-remote goes with --serve");
     find_dir();
     /* (--check itself prints what fails, on stdout) */
     check_all = opt.mode != M_CHECK && getenv("SHIMDUMP_CHECK") &&
@@ -1554,6 +1611,10 @@ int main(int argc, char **argv)
         return finish(do_clean(args, nargs));
     case M_PROM:
         return finish(do_prometheus(args, nargs));
+    case M_SERVE:
+        if (nargs)
+            return shimdump_err(DX_USAGE, "--serve takes no PID or FILE: it serves every one");
+        return finish(do_serve());
     case M_CHECK:
         if (nargs < 1)
             return shimdump_err(DX_USAGE, "--check takes one or more pids or files");
