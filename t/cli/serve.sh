@@ -175,7 +175,7 @@ ok $? "/metrics has the live usable bytes of bcsim under each backend ($(backend
 gp=$(echo "$backend_pids" | tr ' ' '\n' | sed -n 's/^glibc://p')
 st=$(get "/json?pid=$gp")
 [ "$st" = 200 ] && header Content-Type | grep -q '^application/json' &&
-    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["pid"] == int(sys.argv[2]), d["pid"]; assert d["format_version"] == 4' "$TMP/body" "$gp" 2>"$TMP/err"
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["pid"] == int(sys.argv[2]), d["pid"]; assert d["format_version"] == 5' "$TMP/body" "$gp" 2>"$TMP/err"
 ok $? "/json?pid=N: 200, the JSON snapshot of that process" || diag "$TMP/err"
 
 st=$(get "/report?pid=$gp")
