@@ -177,6 +177,15 @@ static void fork_child_segment(void)
      * approximate as the rest of an inherited segment. */
     retired->seq &= ~(uint64_t)1;
     ages->seq &= ~(uint64_t)1;
+    /* The sampling settings as this child holds them: its globals were
+     * copied whole at the fork (under sampler_mu, which settings_apply
+     * takes), while the header was copied after, maybe as the parent
+     * changed its own. */
+    seg->settings_seq &= ~(uint32_t)1;
+    seg->sample = (uint32_t)sample_n;
+    seg->sample_bytes = sample_bytes;
+    seg->flags = (seg->flags & ~(uint32_t)(SEG_F_TRACK_OFF | SEG_F_STACKS_OFF)) |
+                 (track_on ? 0 : SEG_F_TRACK_OFF) | (stacks_on ? 0 : SEG_F_STACKS_OFF);
     /* A ring's writer can have been part-way through only the entry at
      * its head (or the one after, had it stored head meanwhile): those
      * two, not every entry, whose pages would all become the child's. */
@@ -402,7 +411,7 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     sample_cost_b = cost_b_of(sample_n, sample_bytes);
     track_on = c->track;
     if (!track_on)
-        seg->flags |= SEG_F_TRACK_OFF;
+        seg->flags |= SEG_F_TRACK_OFF | SEG_F_TRACK_WAS_OFF;
     sampler_init(c->interval_ms);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 

@@ -455,16 +455,18 @@ static int as_shim(int (*fn)(void *), void *arg)
 {
     struct seg_counters *cls = rt.cls;
     struct seg_tracked *trk = rt.trk;
-    long countdown = rt.countdown;
+    long countdown = rt.countdown, cost_b = rt.cost_b;
     int cap_off = rt.cap_off;
     rt.cls = shim_own.cls;
     rt.trk = shim_own.trk;
     rt.countdown = LONG_MAX;
+    rt.cost_b = 0;   /* (up to 2^52 an allocation with sample_bytes:0) */
     rt.cap_off = 1;
     int r = fn(arg);
     rt.cls = cls;
     rt.trk = trk;
     rt.countdown = countdown;
+    rt.cost_b = cost_b;
     rt.cap_off = cap_off;
     return r;
 }

@@ -93,7 +93,7 @@ static void settings_publish(long n, uint64_t sb, int on, int stacks)
     __atomic_store_n(&track_on, on, __ATOMIC_RELAXED);
     __atomic_store_n(&stacks_on, stacks, __ATOMIC_RELAXED);
 
-    uint32_t flags = (on ? 0 : SEG_F_TRACK_OFF) | (stacks ? 0 : SEG_F_STACKS_OFF);
+    uint32_t flags = (on ? 0 : SEG_F_TRACK_OFF | SEG_F_TRACK_WAS_OFF) | (stacks ? 0 : SEG_F_STACKS_OFF);
     __atomic_store_n(&h->sample, (uint32_t)n, __ATOMIC_RELAXED);
     __atomic_store_n(&h->sample_bytes, sb, __ATOMIC_RELAXED);
     __atomic_fetch_and(&h->flags, ~(uint32_t)(SEG_F_TRACK_OFF | SEG_F_STACKS_OFF), __ATOMIC_RELAXED);
@@ -109,7 +109,7 @@ static void settings_publish(long n, uint64_t sb, int on, int stacks)
     __atomic_store_n(&c->t_ns, clock_ns(CLOCK_REALTIME), __ATOMIC_RELAXED);
     __atomic_store_n(&c->sample_bytes, sb, __ATOMIC_RELAXED);
     __atomic_store_n(&c->sample, (uint32_t)n, __ATOMIC_RELAXED);
-    __atomic_store_n(&c->flags, flags, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->flags, flags & ~(uint32_t)SEG_F_TRACK_WAS_OFF, __ATOMIC_RELAXED);
     __atomic_store_n(&h->settings_n, k + 1, __ATOMIC_RELAXED);
 
     __atomic_store_n(&h->settings_seq, seq + 2, __ATOMIC_RELEASE);
@@ -123,9 +123,20 @@ int settings_apply(const char *text, char *why, size_t whylen, char *now, size_t
     int on = track_on;
     int stacks = with_stacks && stacks_on;
     const char *p = text, *end = text + strnlen(text, 4096);
-    int err = 0;
+    int err = 0, pairs = 0;
 
     why[0] = '\0';
+    /* The config's syntax, on one line: a newline would make the parser
+     * read more pairs than this one sees (and '#' a comment). */
+    for (const char *q = text; q < end; q++)
+        if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
+              *q == '_' || *q == ':' || *q == '=' || *q == ',' || *q == '.' || *q == ' ' ||
+              *q == '-' || *q == '+')) {
+            fmt_buf(why, whylen, "a character other than letters, digits and _:=,.+- (byte %u): "
+                    "KEY:VALUE pairs separated by commas", (unsigned)(unsigned char)*q);
+            settings_format(now, nowlen);
+            return EINVAL;
+        }
     while (p < end && !err) {
         const char *e = memchr(p, ',', (size_t)(end - p));
         if (!e)
@@ -135,6 +146,7 @@ int settings_apply(const char *text, char *why, size_t whylen, char *now, size_t
         p = e + 1;
         if (len == 0)
             continue;
+        pairs++;
         const char *sep = pair;
         while (sep < pair + len && *sep != ':' && *sep != '=')
             sep++;
@@ -195,13 +207,27 @@ int settings_apply(const char *text, char *why, size_t whylen, char *now, size_t
         conf_parse(&t, pair, len, "--set", keep_first, &w);
         if (w.n) {
             err = EINVAL;
+        } else if (t.set_mask & (t.set_mask - 1)) {
+            err = EINVAL;
+            fmt_buf(why, whylen, "more than one key in one pair: separate them with commas");
         } else if (t.set_mask & (1u << CONF_K_SAMPLE)) {
+            if ((t.sample == 1) != (sample_n == 1)) {
+                err = EINVAL;
+                fmt_buf(why, whylen, "sample:1 (every block, exact figures) is set at start only: "
+                        "%s", sample_n == 1 ? "it started with it; restart it to sample"
+                                            : "its tracked table has room for a sample, not for "
+                                              "every live block");
+            }
             n = t.sample;
         } else if (t.set_mask & (1u << CONF_K_SAMPLE_BYTES)) {
             sb = (uint64_t)t.sample_bytes;
         } else if (t.set_mask & (1u << CONF_K_TRACK)) {
             on = t.track;
         }
+    }
+    if (!err && pairs == 0) {
+        err = EINVAL;
+        fmt_buf(why, whylen, "no KEY:VALUE to set");
     }
     if (!err && n == sample_n && sb == sample_bytes && on == track_on &&
         stacks == (with_stacks && stacks_on)) {

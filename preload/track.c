@@ -247,8 +247,9 @@ long cost_b_of(long n, uint64_t sb)
 {
     if (n <= 1)
         return 1;
+    /* at most 2^52 ln 2 (sample:2, sample_bytes:0): a long holds it */
     double b = -seg_gap(sb) * log1p(-1.0 / (double)n) + 0.5;
-    return b < 1 ? 1 : b > 1e15 ? (long)1e15 : (long)b;
+    return b < 1 ? 1 : b > 0x1p60 ? (long)0x1p60 : (long)b;
 }
 
 /* What an allocation costs of the countdown with tracking off, and the
@@ -362,9 +363,12 @@ static void track(const void *p, size_t req, size_t usable, unsigned c)
  * and draws the next countdown. Every block is judged whole under the
  * settings whose cost it paid (rt's); a thread takes new settings only
  * here, at the end of a block, so that each block's chance, and so its
- * weight, is that of one set of settings (the choice to take them rests on
- * settings_gen alone, never on a draw). Returns p, so that the hot path can
- * end with a tail call. */
+ * weight, is that of one set of settings. Which settings a block falls
+ * under is fixed by what came before it (when this thread's countdowns ran
+ * out, and settings_gen), and the draws for the block itself are
+ * independent of that: so 1/p stays its unbiased weight, even though when
+ * a thread looks for new settings depends on its earlier draws. Returns p,
+ * so that the hot path can end with a tail call. */
 __attribute__((noinline))
 void *maybe_track(void *p, size_t req, size_t usable, unsigned c)
 {
@@ -373,8 +377,14 @@ void *maybe_track(void *p, size_t req, size_t usable, unsigned c)
         /* First draw of this thread: seed, take the settings, and judge
          * this allocation (which cost it nothing yet) afresh. */
         rt.rng = seed_thread();
-        while (!adopt())
-            sched_yield();   /* the sampler is writing them: a moment */
+        if (!adopt()) {
+            /* The sampler is writing them: never wait for it. Track
+             * nothing for a chunk, and take them at its end (an odd
+             * generation is never a written one's). */
+            rt.on = 0;
+            rt.cost_b = OFF_COST_B;
+            rt.gen = 1;
+        }
         rt.countdown = -(long)(usable + (size_t)rt.cost_b);
         rt.skip = 1;
     }

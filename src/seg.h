@@ -452,6 +452,9 @@ enum seg_flags {
                                       counting goes on */
     SEG_F_STACKS_OFF = 1u << 8,    /* blocks are tracked without a call stack
                                       (stacks switched off while it ran) */
+    SEG_F_TRACK_WAS_OFF = 1u << 9, /* tracking was off for a while (never
+                                      cleared): blocks allocated then are in
+                                      no tracked figure */
 };
 
 /* One settings change (shimdump --set): what held from t_ns on. */

@@ -74,6 +74,12 @@ for b in $(backends); do
     [ $heldok -eq 4 ] && [ $runs -eq 4 ]
     ok $? "$b: across a change of sampling, every estimate within 4 of its standard errors ($heldok of $runs; big/small MiB:$line)"
 
+    # sample:2 by counts alone tracks half the blocks, sample:4 a quarter
+    half "backend:$b,seed:9,sample:2,sample_bytes:0" "sample:4" || diag "$TMP/err"
+    set -- $(cat "$TMP/got")
+    [ "$6" -gt 35000 ] && [ "$6" -lt 40000 ] && held "$1" "$2" $BIG && held "$3" "$4" $SMALL
+    ok $? "$b: sample:2 then sample:4, by counts: $6 of 100,010 blocks tracked (37,500 expected), estimates held"
+
     half "backend:$b,seed:7" "track:off" || diag "$TMP/err"
     grep -q "now sample:256,sample_bytes:524288,track:off" "$TMP/set.out" 2>/dev/null &&
         python3 - "$TMP/f.json" "$TMP/got" <<'PY'
@@ -133,6 +139,10 @@ grep -q "note: sampling changed 2 times while it ran (shimdump --set)" "$TMP/v1"
 ok $? "the view says since when, and that tracking is off" || diag "$TMP/v1"
 "$SD" --set track:on,stacks:on "$bc" >"$TMP/o1" 2>&1
 ok $? "back on: $(cat "$TMP/o1")"
+"$SD" --dir "$TMP/shm" "$bc" >"$TMP/v1" 2>&1
+grep -q "note: tracking was off for a while (track:off): blocks allocated then" "$TMP/v1" &&
+    ! grep -q "note: tracking is off" "$TMP/v1"
+ok $? "tracking back on: the view still says that it was off for a while" || diag "$TMP/v1"
 "$SD" --dir "$TMP/shm" --html "$bc" >"$TMP/p.html" 2>"$TMP/e1"
 [ "$(grep -o 'class="setmark"' "$TMP/p.html" | wc -l)" -ge 3 ] &&
     grep -q "sampling changed (shimdump --set)" "$TMP/p.html"
@@ -151,6 +161,10 @@ refused bogus:1 "unknown key 'bogus'"
 refused sample:x "bad value 'x' for 'sample'"
 refused "sample_bytes:64k,backend:jemalloc" "backend: set at start only"
 refused "sample_bytes=" "sample_bytes: no value"
+refused ",,," "no KEY:VALUE to set"
+refused "sample:1" "sample:1 (every block, exact figures) is set at start only"
+refused "$(printf 'sample:64\nsample_bytes:0')" "a character other than letters, digits"
+refused "sample:64 sample_bytes:0" "bad value"
 "$SD" --dir "$TMP/shm" --json "$bc" >"$TMP/j2" 2>/dev/null &&
     python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["sampling"]; assert s["settings_changes"] == 3 and s["sample_bytes"] == 65536, s' "$TMP/j2"
 ok $? "refusals changed nothing (3 changes, sample_bytes 64k)"

@@ -455,7 +455,8 @@ int capreq_set(long pid, const char *settings, volatile sig_atomic_t *stop)
         if (m.err == EPROTO)
             return shimdump_err(DX_SYS, "pid %ld cannot change its settings: its libmallocshim.so "
                                 "predates --set (%s)", pid, m.text);
-        return shimdump_err(m.err == EPERM ? DX_PERM : m.err == EINVAL ? DX_USAGE : DX_SYS,
+        return shimdump_err(m.err == EPERM ? DX_PERM : m.err == EINVAL || m.err == ENOTSUP ? DX_USAGE
+                                                                                 : DX_SYS,
                             "pid %ld refused the settings: %s", pid, m.text);
     }
     if (m.kind != CAPCTL_SET_DONE)

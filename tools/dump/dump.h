@@ -198,6 +198,7 @@ struct dump {
      * the process ran): tracking off (counts only), stacks switched off;
      * how many changes, and the last of them, oldest first. */
     int track_off, stacks_off;
+    int track_was_off;                 /* tracking was off for a while (now or before) */
     uint32_t settings_n;
     size_t nchanges;
     struct dump_change {

@@ -84,6 +84,7 @@ static const struct jfield sampling_fields[] = {
     JFV(dump, "track", JK_NOT, track_off, 5),
     JFV(dump, "stacks", JK_NOT, stacks_off, 5),
     JFV(dump, "settings_changes", JK_U32, settings_n, 5),
+    JFV(dump, "track_was_off", JK_BOOL, track_was_off, 5),
     /* live_bytes: "exact" or "estimate" (dump.exact) */
     JF(dump, "tracked_dropped", JK_U64, dropped),
     JF(dump, "inherited", JK_BOOL, inherited),

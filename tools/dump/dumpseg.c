@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,23 +404,31 @@ static void read_settings(struct dump *d, const struct seg_header *file, const s
     struct seg_change ch[SEG_CHANGES_MAX];
     uint32_t sample = h->sample, n = 0, flags = h->flags;
     uint64_t sb = h->sample_bytes;
-    for (int tries = 0; tries < 1000; tries++) {
+    int got = 0;
+    for (int tries = 0; tries < 200 && !got; tries++) {
+        if (tries)
+            sched_yield();
         uint32_t s0 = __atomic_load_n(&file->settings_seq, __ATOMIC_ACQUIRE);
         if (s0 & 1)
             continue;
-        sample = __atomic_load_n(&file->sample, __ATOMIC_RELAXED);
-        sb = __atomic_load_n(&file->sample_bytes, __ATOMIC_RELAXED);
-        flags = __atomic_load_n(&file->flags, __ATOMIC_RELAXED);
-        n = __atomic_load_n(&file->settings_n, __ATOMIC_RELAXED);
+        uint32_t t_sample = __atomic_load_n(&file->sample, __ATOMIC_RELAXED);
+        uint64_t t_sb = __atomic_load_n(&file->sample_bytes, __ATOMIC_RELAXED);
+        uint32_t t_flags = __atomic_load_n(&file->flags, __ATOMIC_RELAXED);
+        uint32_t t_n = __atomic_load_n(&file->settings_n, __ATOMIC_RELAXED);
         memcpy(ch, (const void *)file->changes, sizeof ch);
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&file->settings_seq, __ATOMIC_RELAXED) == s0)
-            break;
+        if (__atomic_load_n(&file->settings_seq, __ATOMIC_RELAXED) == s0) {
+            sample = t_sample, sb = t_sb, flags = t_flags, n = t_n;
+            got = 1;
+        }
     }
+    if (!got)
+        d->consistent = 0;   /* (the header as read, and no changes: never a torn mix) */
     d->sample = sample >= 1 ? sample : 1;
     d->sample_bytes = sb;
     d->track_off = !!(flags & SEG_F_TRACK_OFF);
     d->stacks_off = !!(flags & SEG_F_STACKS_OFF);
+    d->track_was_off = !!(flags & (SEG_F_TRACK_OFF | SEG_F_TRACK_WAS_OFF));
     d->settings_n = n;
     d->nchanges = n < SEG_CHANGES_MAX ? n : SEG_CHANGES_MAX;
     for (size_t i = 0; i < d->nchanges; i++) {
@@ -739,7 +748,6 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
                     sizeof h.backend_version);
     dump_clean_text(d->config, sizeof d->config, h.config, sizeof h.config);
     d->backend_id = (int)h.backend;
-    read_settings(d, file, &h);
     d->interval_ms = h.interval_ms;
     d->start_ns = h.start_ns;
     d->heartbeat_ns = ld(&file->heartbeat_ns);
@@ -754,6 +762,7 @@ int dump_from_image(struct dump *d, const void *base, uint64_t size, int state, 
         d->state = DS_EXITED;
     d->exact = seg_req_exact(base, &h);
     d->consistent = 1;
+    read_settings(d, file, &h);
     d->counts_ok = 1;
     {
         struct timespec ts;

@@ -529,7 +529,11 @@ static size_t settings_notes(const struct dump *d, struct fig_note *out, size_t 
              "ages show only blocks tracked before; counts and usable bytes go on; shimdump "
              "--set track:on PID turns it back on", last ? " since " : "",
              last ? figfmt_utc(a, sizeof a, last) : "");
-    else if (d->stacks_off && d->stack_depth)
+    else if (d->track_was_off)
+        note(out, max, &n, FN_WARN, "tracking was off for a while (track:off): blocks allocated then "
+             "are in no call site, lifetime or age, and those still live are missing from them; "
+             "counts and usable bytes are whole");
+    if (!d->track_off && d->stacks_off && d->stack_depth)
         note(out, max, &n, FN_INFO, "call stacks are off (stacks:off%s%s): blocks tracked since "
              "have no call site; shimdump --set stacks:on PID turns them back on",
              last ? " since " : "", last ? figfmt_utc(a, sizeof a, last) : "");
