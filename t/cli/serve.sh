@@ -20,6 +20,7 @@
 # line, exit 6; SIGTERM and SIGINT stop it, exit 0 (with
 # SHIMDUMP_CHECK=1: no snapshot it read broke an invariant).
 . "$TOP_SRCDIR/t/lib.sh"
+distcheck_light
 
 SD="$TOP_BUILDDIR/tools/shimdump"
 RULES="$TOP_SRCDIR/doc/prometheus/mallocshim.rules.yml"

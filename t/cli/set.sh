@@ -11,6 +11,7 @@
 # shim, and another user refused. Seeded: the same blocks are tracked on any
 # machine; no timing is asserted.
 . "$TOP_SRCDIR/t/lib.sh"
+distcheck_light
 
 SD="$TOP_BUILDDIR/tools/shimdump"
 BS="$TOP_BUILDDIR/t/integration/bigsmall"

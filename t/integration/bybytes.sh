@@ -10,6 +10,7 @@
 # 256), the big site is missed or shown about 256 times too large: the
 # reason for the default.
 . "$TOP_SRCDIR/t/lib.sh"
+distcheck_light
 
 SD="$TOP_BUILDDIR/tools/shimdump"
 BS="$TOP_BUILDDIR/t/integration/bigsmall"

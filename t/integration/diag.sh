@@ -6,6 +6,7 @@
 # running process sum to its RSS exactly, its own mapping is found, and a
 # snapshot without them says they are not known.
 . "$TOP_SRCDIR/t/lib.sh"
+distcheck_light
 
 SD="$TOP_BUILDDIR/tools/shimdump"
 
