@@ -155,14 +155,16 @@ rc=$?
 ok $rc "uid 65534 with the unit's capability ($unit_caps) reads root's bcsim"
 # The unit's command, as its user, on a port of its own: /metrics has bcsim.
 as_unit "$unit_caps" /usr/bin/shimdump --serve=127.0.0.1:0 2>"$TMP/serve.err" &
-srv=$!
+sub=$!   # the shell that runs as_unit: the server is its child
 wait_line "$TMP/serve.err" "serving http://"
+srv=$(cut -d' ' -f1 "/proc/$sub/task/$sub/children" 2>/dev/null)
+[ -n "$srv" ] || srv=$sub   # (the shell may have exec'ed it)
 port=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$TMP/serve.err")
 curl -fsS "http://127.0.0.1:$port/metrics" >"$TMP/metrics" 2>>"$TMP/serve.err" &&
     grep -q "^mallocshim_live_usable_bytes{.*pid=\"$pid\"" "$TMP/metrics"
 rc=$?
-kill -TERM $srv 2>/dev/null
-wait $srv
+kill -TERM "$srv" 2>/dev/null
+wait "$sub"
 [ $rc -eq 0 ] || diag "$TMP/serve.err"
 ok $rc "shimdump --serve as the unit's user: /metrics has root's bcsim (port ${port:-none})"
 as_unit "" /usr/bin/shimdump --json "$pid" >/dev/null 2>"$TMP/unit.err"
