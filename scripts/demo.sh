@@ -46,8 +46,9 @@ for run in $runs; do
         sleep 0.5
     done
     sleep 1.2   # one more sample of the time series after the report
-    tools/shimdump --json "$W/shm/mallocshim.$pid" >"$W/sd.$n"
-    tools/shimdump "$W/shm/mallocshim.$pid" >"$W/view.$n"
+    # by pid, the process running: its RSS class by class comes from /proc
+    tools/shimdump --dir "$W/shm" --json "$pid" >"$W/sd.$n"
+    tools/shimdump --dir "$W/shm" "$pid" >"$W/view.$n"
     tools/shimdump --stacks --top=2 --frames=3 "$W/shm/mallocshim.$pid" >"$W/stacks.$n"
     tools/shimdump --check "$W/shm/mallocshim.$pid" >"$W/check.$n" || true
     kill "$pid"
