@@ -387,7 +387,7 @@ static void heat_map(FILE *f, const struct dump *d, const struct view_opts *o, i
     }
     snprintf(note, sizeof note, "%s; %s",
              ages ? "size class x age, blocks still live" : "size class x lifetime, blocks freed",
-             d->sample > 1 ? "estimated from the tracked blocks" : "every block tracked");
+             fig_every_block(d) ? "every block tracked" : "estimated from the tracked blocks");
     title(f, o, ages ? "AGES OF LIVE BLOCKS" : "LIFETIMES", note);
     if (n == 0) {
         fprintf(f, "  (no tracked %s yet)\n", ages ? "live blocks" : "frees");
@@ -645,7 +645,7 @@ void view_stacks(FILE *f, const struct dump *d, const struct view_opts *o)
         return;
     }
     snprintf(note, sizeof note, "%zu stacks of up to %u frames; figures %s", d->nstacks,
-             d->stack_depth, d->sample > 1 ? "estimated from the tracked blocks" : "exact (sample:1)");
+             d->stack_depth, fig_every_block(d) ? "exact (sample:1)" : "estimated from the tracked blocks");
     title(f, o, "CALL SITES BY LIVE BYTES", note);
     stacks_notes(f, d, o);
     cover_line(f, d, o, top, 0);

@@ -540,6 +540,11 @@ static size_t settings_notes(const struct dump *d, struct fig_note *out, size_t 
     return n;
 }
 
+int fig_every_block(const struct dump *d)
+{
+    return d->sample <= 1 && !d->track_was_off;
+}
+
 uint64_t fig_settings_since(const struct dump *d)
 {
     return d->nchanges ? d->changes[d->nchanges - 1].t_ns : 0;

@@ -80,6 +80,10 @@ char *fig_backend_release(const struct dump *d, char *dst, size_t cap);
  * every block of 3.45 MiB or more" (by bytes: seg_track_p). Returns dst. */
 char *fig_sampling(const struct dump *d, char *dst, size_t cap);
 
+/* Whether every block was tracked (sample:1 from the start and tracking
+ * never off), so that the tracked figures are exact, not estimates. */
+int fig_every_block(const struct dump *d);
+
 /* When the sampling settings in force were set, CLOCK_REALTIME: the last
  * change by shimdump --set; 0 where they hold from the start. */
 uint64_t fig_settings_since(const struct dump *d);
