@@ -15,8 +15,11 @@ void calib_real_of(const struct trace_file *f, struct calib_real *out)
     out->from_start = v4 && (f->hdr.flags & TRACE_F_FROM_START);
     out->mid_life = !out->from_start;
     if (!v4 || !(f->hdr.flags & TRACE_F_RSS)) {
-        snprintf(out->why, sizeof out->why, "a trace of format %u carries no real RSS%s",
-                 f->hdr.version, v4 ? " (not read at capture)" : "");
+        if (v4)
+            snprintf(out->why, sizeof out->why, "the trace carries no real RSS (its writer read none)");
+        else
+            snprintf(out->why, sizeof out->why, "a trace of format %u carries no real RSS",
+                     f->hdr.version);
         return;
     }
     out->start_rss = f->hdr.rss_start;
