@@ -15,8 +15,9 @@
 #   limits.history_higher, the configs that keep freed memory named, the
 #   advice; the table marks them.
 # - a trace of format 2: replayed, calibration not known, and said why.
-# - a file planted at the path by another user (uid 65534), a link or a
-#   file: not followed, not written, one line; the program runs on.
+# - the launcher's --capture; a file planted at the path by another user
+#   (uid 65534), a link or a file: not followed, not written, one line;
+#   the program runs on.
 # No timing is asserted.
 . "$TOP_SRCDIR/t/lib.sh"
 need_zstd
@@ -193,6 +194,19 @@ r = d["runs"][0]
 assert r["exit"] == 0 and r["predicted_peak_rss_bytes"] is None and r["calibration_error"] is None, r
 EOF
 ok $? "a trace of format 2: replayed, calibration null, real_unknown says why" || diag "$TMP/py"
+
+# The launcher's --capture: a relative name made absolute; a comma refused.
+(cd "$TMP" && "$TOP_BUILDDIR/tools/mallocshim" --capture=launch.trace -- "$BC" --threads=1 --cache=4M \
+    --duration=1 >"$TMP/bc.out" 2>"$TMP/bc.err")
+rc=$?
+"$SR" --info --json "$TMP/launch.trace" >"$TMP/launch.json" 2>&1 &&
+    grep -q '"from_start": true' "$TMP/launch.json"
+ok $((rc + $?)) "mallocshim --capture=launch.trace: a trace from the start in the current directory" ||
+    { diag "$TMP/bc.err"; diag "$TMP/launch.json"; }
+"$TOP_BUILDDIR/tools/mallocshim" --capture=a,b.trace -- true 2>"$TMP/err"
+rc=$?
+[ $rc -eq 125 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && [ ! -e "a,b.trace" ]
+ok $? "mallocshim --capture=a,b.trace: exit 125, one line (rc $rc)" || diag "$TMP/err"
 
 # Planted by another user: never followed, never written.
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
