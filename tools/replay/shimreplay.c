@@ -63,7 +63,7 @@ static struct {
     uint64_t max_events;       /* --max-events; 0: TRACE_EVENTS_PER_BYTE_MAX a byte */
     uint64_t max_memory;       /* --max-memory; 0: what the host has (memory_available) */
     char lib[PATH_MAX];
-} opt = { "glibc", 0, "", 0, 0, 0, 0, REPLAY_TOUCH_FIRST, 0, 60, 0, 0, 0, 0, "" };
+} opt = { "glibc", 0, "", 0, 0, 0, 0, REPLAY_TOUCH_ALL, 0, 60, 0, 0, 0, 0, "" };
 
 static int err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int err(int code, const char *fmt, ...)
@@ -793,8 +793,8 @@ static void usage(FILE *f)
           "                        jemalloc, tcmalloc (those this build has); one table\n"
           "  -c, --conf=PAIRS      more shim config pairs for the replays (MALLOCSHIM_CONF\n"
           "                        syntax), such as jemalloc.dirty_decay_ms:1000\n"
-          "  -t, --touch=WHAT      first: write the first 64 bytes of each block (default);\n"
-          "                        all: write every page of it; none\n"
+          "  -t, --touch=WHAT      all: write every page of each block (default);\n"
+          "                        first: its first 64 bytes only; none\n"
           "      --pace            each thread's calls at their times in the trace (the\n"
           "                        replay lasts as long as the trace), not as fast as it goes\n"
           "      --compact-start   the starting heap without the free space the allocator\n"
