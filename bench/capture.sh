@@ -60,14 +60,17 @@ one() {
     if [ -n "$start" ]; then
         wait $pid
         # the summary shimdump would print, from the trace
-        "$build/tools/shimreplay" --info --json "$W/trace" | python3 -c '
+        "$build/tools/shimreplay" --info --json "$W/trace" >"$W/info.json"
+        python3 - "$W/trace" "$W/info.json" >"$W/sum" <<'EOF'
 import json, sys
-t = json.load(sys.stdin)["trace"]
+t = json.load(open(sys.argv[2]))["trace"]
 s = t["duration_ns"] / 1e9
-print(f"{sys.argv[1]}: {t["events"]} events of {t["threads"]} threads in {s:.1f} s; "
-      f"{t["file_bytes"] / 2**20:.1f} MiB ({t["file_bytes"] / 2**20 / s:.1f} MiB/s)")
-print(f"{sys.argv[1]}: {t["dropped"]} events dropped ({100 * t["dropped"] / max(1, t["events"] + t["dropped"]):.2f}%)")
-' "$W/trace" >"$W/sum"
+mib = t["file_bytes"] / 2**20
+print(f"{sys.argv[1]}: {t['events']} events of {t['threads']} threads in {s:.1f} s; "
+      f"{mib:.1f} MiB ({mib / s:.1f} MiB/s)")
+print(f"{sys.argv[1]}: {t['dropped']} events dropped "
+      f"({100 * t['dropped'] / max(1, t['events'] + t['dropped']):.2f}%)")
+EOF
     elif [ "$mode" = captured ]; then
         rm -f "$W/trace"
         n=0

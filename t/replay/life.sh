@@ -174,15 +174,17 @@ python3 - "$d/all.json" >"$d/py" 2>&1 <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 marked = [r["config"] for r in d["runs"] if r["may_hold_more"]]
-want = [r["config"] for r in d["runs"] if r["backend"] in ("glibc", "tcmalloc")]
+want = [r["config"] for r in d["runs"] if r["backend"] in ("glibc", "tcmalloc") and not r["captured"]]
+assert [r["config"] for r in d["runs"] if r["captured"]] == ["glibc"], d["runs"]
 assert marked == want and marked == d["limits"]["may_hold_more"], (marked, want, d["limits"])
 assert all(r["backend"] != "jemalloc" for r in d["runs"] if r["may_hold_more"])
 EOF
-ok $? "--all --json: each glibc and tcmalloc run marked may_hold_more, jemalloc not" || { diag "$d/py"; diag "$TMP/err"; }
+ok $? "--all --json: each glibc and tcmalloc run but the captured one marked may_hold_more, jemalloc not" || { diag "$d/py"; diag "$TMP/err"; }
 check "$SR" --all "$d/mid.trace"
-grep -Eq "^glibc \* ! " "$TMP/out" && grep -q "^! captured mid-life: before the capture the process reached" "$TMP/out" &&
-    ! grep -q "^jemalloc.* ! " "$TMP/out"
-ok $? "--all: the table marks them ! and says why" || diag "$TMP/out"
+grep -Eq "^glibc \* +[0-9]" "$TMP/out" && grep -Eq "^glibc arenas:1 ! " "$TMP/out" &&
+    grep -Eq "^tcmalloc ! " "$TMP/out" && ! grep -q "^jemalloc.* ! " "$TMP/out" &&
+    grep -q "^! captured mid-life: before the capture the process reached" "$TMP/out"
+ok $? "--all: the table marks them ! (not the captured glibc, not jemalloc) and says why" || diag "$TMP/out"
 
 # A trace of format 2: replayed, without calibration, and why.
 check "$SR" -b glibc --json "$TOP_SRCDIR/t/replay/v2.trace" && cp "$TMP/out" "$TMP/v2.json"

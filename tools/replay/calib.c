@@ -52,10 +52,11 @@ static uint64_t shifted(uint64_t real, uint64_t x, uint64_t cap)
 }
 
 void calib_predict(const struct calib_real *real, int cap_ok, uint64_t cap_peak, uint64_t cap_end,
-                   const char *backend, uint64_t peak, uint64_t end, struct calib_pred *out)
+                   const char *backend, int captured, uint64_t peak, uint64_t end,
+                   struct calib_pred *out)
 {
     memset(out, 0, sizeof *out);
-    out->may_hold_more = real->history_higher && calib_keeps_freed(backend);
+    out->may_hold_more = real->mid_life && !captured && calib_keeps_freed(backend);
     if (!real->known || !cap_ok)
         return;
     out->known = 1;

@@ -461,7 +461,8 @@ static void calibrate(struct run *runs, int nruns)
             cap = &runs[i];
     for (int i = 0; i < nruns; i++)
         calib_predict(&real, cap != NULL, cap ? cap->r.peak_rss : 0, cap ? cap->r.end_rss : 0,
-                      runs[i].cfg.backend, runs[i].r.peak_rss, runs[i].r.end_rss, &runs[i].pred);
+                      runs[i].cfg.backend, runs[i].captured, runs[i].r.peak_rss, runs[i].r.end_rss,
+                      &runs[i].pred);
     if (real.known && !cap)
         snprintf(real.why, sizeof real.why, "the captured config was %s",
                  nruns > 1 || opt.all ? "not replayed, or failed" : "not the one replayed");
@@ -562,14 +563,17 @@ static int limits_line(char *buf, size_t len)
     if (real.history_higher)
         snprintf(buf, len, "captured mid-life: before the capture the process reached %s of RSS, "
                  "above the %s it held during it; glibc's arenas and tcmalloc's page heap keep "
-                 "freed memory, so those configs may hold more than predicted; to capture the "
-                 "whole life, set capture_start = PATH in its config (mallocshim.conf(5))",
+                 "freed memory, so those configs (but the captured one, whose real figure holds "
+                 "its past) may hold more than predicted; to capture the whole life, set "
+                 "capture_start = PATH in its config (mallocshim.conf(5))",
                  size_str(a, sizeof a, real.hwm_before), size_str(b, sizeof b, real.peak));
     else
-        snprintf(buf, len, "captured mid-life: what the process did before the capture is not "
-                 "in the trace%s; to capture the whole life, set capture_start = PATH in its "
-                 "config (mallocshim.conf(5))",
-                 real.known ? " (its RSS never went higher before)" : "");
+        snprintf(buf, len, "captured mid-life: what the process did before the capture (a bulk "
+                 "load, say) is not in the trace%s; glibc's arenas and tcmalloc's page heap keep "
+                 "freed memory, so those configs (but the captured one) may hold more of it than "
+                 "predicted; to capture the whole life, set capture_start = PATH in its config "
+                 "(mallocshim.conf(5))",
+                 real.known ? " (its RSS was never higher before)" : "");
     return 1;
 }
 
@@ -623,7 +627,7 @@ static void json_limits(const struct run *runs, int nruns)
     printf(",\n \"limits\": {\"mid_life\": %s, \"history_higher\": %s, \"may_hold_more\": [",
            real.mid_life ? "true" : "false", real.history_higher ? "true" : "false");
     int n = 0;
-    if (nruns < 0 && real.history_higher)
+    if (nruns < 0 && real.mid_life)
         printf("\"glibc\", \"tcmalloc\"");
     for (int i = 0; i < nruns; i++)
         if (runs[i].pred.may_hold_more) {
