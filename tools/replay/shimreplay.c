@@ -718,6 +718,30 @@ static void print_info(const char *path, const struct trace_file *f, const struc
         printf("clock        %" PRIu64 " events went back in time within their thread\n", s->clamped);
 }
 
+/* Prints text as lines of at most 78 columns, broken at blanks, the
+ * second and later indented by 2. */
+static void print_wrapped(const char *text)
+{
+    const size_t width = 78;
+    size_t col = 0;
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, " ");
+        if (col && col + 1 + n > width) {
+            printf("\n  ");
+            col = 2;
+        } else if (col) {
+            putchar(' ');
+            col++;
+        }
+        printf("%.*s", (int)n, p);
+        col += n;
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
+    putchar('\n');
+}
+
 static void print_table(const char *path, const struct trace_file *f, const struct plan_stats *s,
                         const struct run *runs, int nruns)
 {
@@ -766,19 +790,25 @@ static void print_table(const char *path, const struct trace_file *f, const stru
                "  from the live blocks alone (--compact-start: all do)\n",
                size_str(a, sizeof a, marked->r.spaced), f->hdr.backend_name,
                size_str(b, sizeof b, f->hdr.start_free));
+    char line[640];
     if (real.known && cap && cap->pred.known)
-        printf("\nreal: the process peaked at %s over the capture (%s), %s at its end;\n"
-               "  its replay under the captured config peaked at %s: error %+.1f%%, carried\n"
-               "  to each prediction (real peak + replayed - replayed of the captured config)\n",
-               size_str(a, sizeof a, real.peak),
-               real.peak_exact ? "the kernel's VmHWM" : "the highest RSS read every 100 ms",
-               size_str(b, sizeof b, real.end), size_str(c, sizeof c, cap->r.peak_rss),
-               cap->pred.error * 100.0);
+        snprintf(line, sizeof line, "real: the process peaked at %s over the capture (%s), %s at "
+                 "its end; its replay under the captured config peaked at %s: error %+.1f%%, "
+                 "carried to each prediction (real peak + replayed - replayed of the captured "
+                 "config)", size_str(a, sizeof a, real.peak),
+                 real.peak_exact ? "the kernel's VmHWM" : "the highest RSS read every 100 ms",
+                 size_str(b, sizeof b, real.end), size_str(c, sizeof c, cap->r.peak_rss),
+                 cap->pred.error * 100.0);
     else
-        printf("\nno prediction: %s\n", real.why);
-    char line[512];
-    if (limits_line(line, sizeof line))
-        printf("\n%s%s\n", any_bang ? "! " : "", line);
+        snprintf(line, sizeof line, "no prediction: %s", real.why);
+    putchar('\n');
+    print_wrapped(line);
+    if (any_bang)
+        line[0] = '!', line[1] = ' ';
+    if (limits_line(line + (any_bang ? 2 : 0), sizeof line - 2)) {
+        putchar('\n');
+        print_wrapped(line);
+    }
 }
 
 /* ---- main ---- */
