@@ -21,6 +21,7 @@
 # No timing is asserted.
 . "$TOP_SRCDIR/t/lib.sh"
 need_zstd
+distcheck_light   # about 30-60 s: make check runs it; distcheck's pass skips it
 
 SD="$TOP_BUILDDIR/tools/shimdump"
 SR="$TOP_BUILDDIR/tools/shimreplay"
