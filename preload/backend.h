@@ -131,6 +131,14 @@ static inline size_t je_usable_inline(const void *p)
 size_t je_usable_tree(void *p);
 #endif
 
+/* The i-th request size of a backend's start-up check of a fast usable-size
+ * lookup against malloc_usable_size: 1 B to 8 MiB, by 16 B to 1 KiB, by 256 B
+ * to 16 KiB, by 4 KiB to 256 KiB, then either side of each power of two to
+ * 8 MiB (every small class of jemalloc and tcmalloc, their larger ones, and
+ * large blocks); 0 past the last (BACKEND_PROBES). */
+#define BACKEND_PROBES (64 + 60 + 60 + 18)
+size_t backend_probe_size(size_t i);
+
 /* Writes a malloc_info(3)-style XML document with the given numbers, for
  * backends that have no malloc_info of their own. Returns 0, or EINVAL
  * when options != 0, as glibc does. */

@@ -199,7 +199,8 @@ static size_t tree_peek(const void *p)
 
 /* Whether je_usable_inline answers as malloc_usable_size for blocks of
  * every kind jemalloc makes: small and its larger slab classes, large
- * blocks up to 8 MiB, and aligned ones (206 blocks, about 1 ms at start).
+ * blocks up to 8 MiB (backend_probe_size), and aligned ones (about 210
+ * blocks, about 1 ms at start).
  * Says in why[] what differs. */
 static int tree_check(char *why, size_t len)
 {
@@ -217,19 +218,11 @@ static int tree_check(char *why, size_t len)
         return 0;
     }
     static const size_t aligns[] = { 64, 4096, 65536, 2u << 20 };
-    for (size_t i = 0; i < 64 + 60 + 60 + 18 + 12; i++) {
-        size_t n, a = 0;
-        if (i < 64)
-            n = 1 + 16 * i;                                  /* to 1 KiB */
-        else if (i < 124)
-            n = 1024 + 256 * (i - 64) + 7;                   /* to 16 KiB */
-        else if (i < 184)
-            n = 16384 + 4096 * (i - 124) + 9;                /* to 256 KiB */
-        else if (i < 202)
-            n = ((size_t)1 << (18 + (i - 184) / 3)) + ((i % 3) - 1) * 8;   /* to 8 MiB */
-        else
-            a = aligns[(i - 202) % 4], n = 100 + 4900 * ((i - 202) / 4);
-        if (n > (8u << 20))
+    for (size_t i = 0; i < BACKEND_PROBES + 12; i++) {
+        size_t a = 0, n = backend_probe_size(i);
+        if (i >= BACKEND_PROBES)
+            a = aligns[(i - BACKEND_PROBES) % 4], n = 100 + 4900 * ((i - BACKEND_PROBES) / 4);
+        if (n == 0)
             continue;
         void *p = a ? msje_aligned_alloc(a, n) : msje_malloc(n);
         if (p == NULL)

@@ -49,17 +49,9 @@ static const char *tc_direct(void *h, char *why, size_t len)
         fmt_buf(why, len, "its MallocExtension is not its TCMallocImplementation");
         return NULL;
     }
-    for (size_t i = 0; i < 64 + 60 + 60 + 18; i++) {
-        size_t n;
-        if (i < 64)
-            n = 1 + 16 * i;
-        else if (i < 124)
-            n = 1024 + 256 * (i - 64) + 7;
-        else if (i < 184)
-            n = 16384 + 4096 * (i - 124) + 9;
-        else
-            n = ((size_t)1 << (18 + (i - 184) / 3)) + ((i % 3) - 1) * 8;
-        if (n > (8u << 20))
+    for (size_t i = 0; i < BACKEND_PROBES; i++) {
+        size_t n = backend_probe_size(i);
+        if (n == 0)
             continue;
         void *p = (i & 1) && i < 184 ? tc_ops.aligned(64, n) : tc_ops.malloc(n);
         if (!p)
