@@ -200,7 +200,8 @@ static size_t tree_peek(const void *p)
 /* Whether je_usable_inline answers as malloc_usable_size for blocks of
  * every kind jemalloc makes: small and its larger slab classes, large
  * blocks up to 8 MiB (backend_probe_size), and aligned ones (about 210
- * blocks, about 1 ms at start).
+ * blocks: 1.0 million instructions at start, /bin/true's 0.55 million
+ * before it, by callgrind; tcmalloc's check 0.2 million).
  * Says in why[] what differs. */
 static int tree_check(char *why, size_t len)
 {
