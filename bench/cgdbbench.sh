@@ -19,7 +19,8 @@
 # are not in them.
 # Usage: bench/cgdbbench.sh [SHORT LONG]   (reads; from the build directory)
 # Environment: DBBENCH_DB, DBBENCH_NUM, DBBENCH_CACHE as for bench/dbbench.sh;
-# BACKENDS ("glibc jemalloc tcmalloc").
+# BACKENDS ("glibc jemalloc tcmalloc"); RUNS (the shim's rows, bench/lib.sh's
+# cg_table: "off untracked stacks:0 by-counts default", and bytes:2m).
 set -eu
 short=${1:-20000}
 long=${2:-80000}

@@ -17,7 +17,8 @@
 # misses and the sampler thread's passes are not in them.
 # Needs root, mariadb-server, mariadb-plugin-rocksdb, sysbench and valgrind.
 # Usage: bench/cgmyrocks.sh [SHORT LONG]   (queries; from the build directory)
-# Environment: CACHE (32M), BACKENDS ("glibc jemalloc tcmalloc"),
+# Environment: CACHE (32M), BACKENDS ("glibc jemalloc tcmalloc"), RUNS (as
+# bench/cgdbbench.sh's),
 # MDB_SB_TABLES (4), MDB_SB_ROWS (100000).
 set -u
 short=${1:-2000}

@@ -49,13 +49,16 @@ bare_lib() {
 # alone (sample_bytes:0) and the default
 # sampling, each counted by `PER PRELOAD CONF` (a number per unit of work),
 # with what the shim adds and bare / run. Needs $shim, $libdir and $W/shm.
+# RUNS (environment) picks the shim's rows, in that order, among those and
+# bytes:2m (the default sampling with sample_bytes:2m, tcmalloc's mean).
 cg_table() {
     for b in $backends; do
         x=$($1 "$(bare_lib $b)" "") || exit 1
         printf '%-9s %-20s %12s %8s %8s\n' $b bare "$x" "" ""
         rec="backend:$b,record:on,shm_dir:$W/shm,seed:1"
-        for run in off untracked stacks:0 by-counts default; do
+        for run in ${RUNS:-off untracked stacks:0 by-counts default}; do
             case $run in
+            bytes:2m) c="$rec,sample_bytes:2m" ;;
             off) c="backend:$b,record:off" ;;
             untracked) c="$rec,sample:1073741824,sample_bytes:0" ;;
             stacks:0) c="$rec,stacks:0" ;;

@@ -5,6 +5,7 @@
 
 #include <malloc.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "conf.h"
@@ -38,6 +39,13 @@ struct backend_ops {
      * malloc_usable_size at start); the recorder calls it on every free.
      * Set for every backend (to `usable` where there is nothing cheaper). */
     size_t (*usable_live)(void *p);
+    /* Where the backend has it: what usable_live answers, as a method of
+     * an object of the backend's, usable_of(usable_self, p), one call
+     * where usable_live makes three (tcmalloc: its GetAllocatedSize,
+     * without tc_malloc_size, MallocExtension::instance() and the virtual
+     * call); NULL otherwise. */
+    size_t (*usable_of)(const void *self, const void *p);
+    const void *usable_self;
     int (*mallopt)(int param, int value);
     struct mallinfo2 (*mallinfo2)(void);
     int (*trim)(size_t pad);
@@ -83,6 +91,53 @@ static inline size_t glibc_usable_inline(const void *p)
     return (head & ~(size_t)7) - sizeof(size_t) - ((head & 2) << 2);  /* 8 more if mmapped */
 }
 size_t glibc_usable_chunk(void *p);
+
+#ifdef HAVE_JEMALLOC
+/* malloc_usable_size of a live block of the embedded jemalloc (5.3), from
+ * its radix tree, as its own free finds a block's size class: the global
+ * tree (arena_emap_global's rtree) has 2^18 roots, by bits 30-47 of the
+ * address, each a leaf of 2^18 words, by bits 12-29; a word holds the size
+ * class in its top 16 bits, and the class's usable size is in
+ * sz_index2size_tab. 12 or so instructions where msje_malloc_usable_size
+ * took 40 (it looks the block's extent up whole, to check it). Both names
+ * are jemalloc's internal ones, in the archive linked into this library;
+ * the layout (JE_ROOT_OFF, the bits, JE_NSIZES) is jemalloc's build's,
+ * not its API: the backend checks at start that this answers as
+ * malloc_usable_size does, reading through the kernel (process_vm_readv)
+ * so that a layout not as expected cannot fault, and sets usable_live to
+ * je_usable_tree only then. Returns 0 where the tree has no answer (not a
+ * block of jemalloc's): the caller asks the call. je_class_inline gives
+ * the class itself, for a table of the caller's by class. */
+extern char je_arena_emap_global[];
+extern const size_t je_sz_index2size_tab[];
+#define JE_ROOT_OFF 0x78
+#define JE_NSIZES 232u
+/* The size class of p: JE_NSIZES or more where the tree has none. */
+static inline unsigned je_class_inline(const void *p)
+{
+    uintptr_t k = (uintptr_t)p;
+    const uint64_t *const *root = (const uint64_t *const *)(je_arena_emap_global + JE_ROOT_OFF);
+    const uint64_t *leaf = __atomic_load_n(&root[(k >> 30) & 0x3ffff], __ATOMIC_ACQUIRE);
+    if (__builtin_expect(leaf == NULL, 0))
+        return JE_NSIZES;
+    return (unsigned)(__atomic_load_n(&leaf[(k >> 12) & 0x3ffff], __ATOMIC_RELAXED) >> 48);
+}
+
+static inline size_t je_usable_inline(const void *p)
+{
+    unsigned c = je_class_inline(p);
+    return c < JE_NSIZES ? je_sz_index2size_tab[c] : 0;
+}
+size_t je_usable_tree(void *p);
+#endif
+
+/* The i-th request size of a backend's start-up check of a fast usable-size
+ * lookup against malloc_usable_size: 1 B to 8 MiB, by 16 B to 1 KiB, by 256 B
+ * to 16 KiB, by 4 KiB to 256 KiB, then either side of each power of two to
+ * 8 MiB (every small class of jemalloc and tcmalloc, their larger ones, and
+ * large blocks); 0 past the last (BACKEND_PROBES). */
+#define BACKEND_PROBES (64 + 60 + 60 + 18)
+size_t backend_probe_size(size_t i);
 
 /* Writes a malloc_info(3)-style XML document with the given numbers, for
  * backends that have no malloc_info of their own. Returns 0, or EINVAL

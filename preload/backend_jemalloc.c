@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -168,7 +169,86 @@ static void je_snapshot(struct seg_backend_stats *out, int full)
     out->f = je_stat("stats.metadata");
 }
 
-static const struct backend_ops je_ops = {
+size_t je_usable_tree(void *p)
+{
+    size_t u = je_usable_inline(p);
+    return u ? u : msje_malloc_usable_size(p);
+}
+
+/* Copies n bytes at addr into out through the kernel, so that an address
+ * that is not mapped answers -1 rather than a fault. */
+static int peek(const void *addr, void *out, size_t n)
+{
+    struct iovec mine = { out, n }, theirs = { (void *)(uintptr_t)addr, n };
+    return process_vm_readv(getpid(), &mine, 1, &theirs, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+/* je_usable_inline of p, every word read by peek: 0 where a read fails or
+ * the tree has no answer. */
+static size_t tree_peek(const void *p)
+{
+    uintptr_t k = (uintptr_t)p;
+    const uint64_t *const *root = (const uint64_t *const *)(je_arena_emap_global + JE_ROOT_OFF);
+    const uint64_t *leaf;
+    uint64_t bits;
+    if (k >> 48 || peek(&root[(k >> 30) & 0x3ffff], &leaf, sizeof leaf) != 0 || leaf == NULL ||
+        peek(&leaf[(k >> 12) & 0x3ffff], &bits, sizeof bits) != 0 || bits >> 48 >= JE_NSIZES)
+        return 0;
+    return je_sz_index2size_tab[bits >> 48];
+}
+
+/* Whether je_usable_inline answers as malloc_usable_size for blocks of
+ * every kind jemalloc makes: small and its larger slab classes, large
+ * blocks up to 8 MiB (backend_probe_size), and aligned ones (about 210
+ * blocks: 1.0 million instructions at start, /bin/true's 0.55 million
+ * before it, by callgrind; tcmalloc's check 0.2 million).
+ * Says in why[] what differs. */
+static int tree_check(char *why, size_t len)
+{
+    unsigned nbins = 0, nlextents = 0;
+    size_t page = 0, sz = sizeof nbins;
+    if (msje_mallctl("arenas.nbins", &nbins, &sz, NULL, 0) != 0 ||
+        (sz = sizeof nlextents, msje_mallctl("arenas.nlextents", &nlextents, &sz, NULL, 0)) != 0 ||
+        (sz = sizeof page, msje_mallctl("arenas.page", &page, &sz, NULL, 0)) != 0) {
+        fmt_buf(why, len, "its size classes cannot be read");
+        return 0;
+    }
+    if (nbins + nlextents != JE_NSIZES || page != 4096) {
+        fmt_buf(why, len, "it has %u size classes and %zu-byte pages, not %u and 4096",
+                nbins + nlextents, page, JE_NSIZES);
+        return 0;
+    }
+    static const size_t aligns[] = { 64, 4096, 65536, 2u << 20 };
+    for (size_t i = 0; i < BACKEND_PROBES + 12; i++) {
+        size_t a = 0, n = backend_probe_size(i);
+        if (i >= BACKEND_PROBES)
+            a = aligns[(i - BACKEND_PROBES) % 4], n = 100 + 4900 * ((i - BACKEND_PROBES) / 4);
+        if (n == 0)
+            continue;
+        void *p = a ? msje_aligned_alloc(a, n) : msje_malloc(n);
+        if (p == NULL)
+            continue;
+        size_t want = msje_malloc_usable_size(p), got = tree_peek(p);
+        const void *probe = je_arena_emap_global;
+        char c;
+        int unreadable = got == 0 && peek(probe, &c, 1) != 0;
+        int e = errno;
+        msje_free(p);
+        if (unreadable) {
+            fmt_buf(why, len, "the kernel does not let it read its own memory by "
+                    "process_vm_readv: %s", strerror(e));
+            return 0;
+        }
+        if (got != want) {
+            fmt_buf(why, len, "a block of %zu bytes (aligned to %zu) reads %zu, not %zu", n, a,
+                    got, want);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static struct backend_ops je_ops = {
     .name = "jemalloc",
     .malloc = msje_malloc,
     .free = msje_free,
@@ -230,6 +310,12 @@ int backend_jemalloc_start(const struct conf *c, const struct backend_ops **ops,
         fmt_buf(err, errlen, "jemalloc failed to initialise (error %d)", rc);
         return rc;
     }
+    char why[160];
+    if (tree_check(why, sizeof why))
+        je_ops.usable = je_ops.usable_live = je_usable_tree;   /* malloc_usable_size too */
+    else
+        log_msg("jemalloc's size lookup is not as this build expects (%s): the usable size "
+                "of each freed block is asked of malloc_usable_size", why);
     *ops = &je_ops;
     return 0;
 }

@@ -27,6 +27,53 @@ static const char *(*tc_version_fn)(int *, int *, const char **);
 /* Filled from the library by backend_tcmalloc_start, read-only after. */
 static struct backend_ops tc_ops = { .name = "tcmalloc", .id = SEG_BACKEND_TCMALLOC };
 
+/* The direct call of tcmalloc's usable size (usable_of): the object that
+ * MallocExtension::instance() returns and its class's GetAllocatedSize,
+ * taken only where the object is of that class (its vtable pointer is
+ * TCMallocImplementation's: the Itanium ABI's vtable symbol plus two
+ * words), so that the call is the one the virtual call would make, and
+ * where it answers as tc_malloc_size over a range of blocks: Debian may
+ * update the library under us. */
+static const char *tc_direct(void *h, char *why, size_t len)
+{
+    void *(*instance)(void) = (void *(*)(void))dlsym(h, "_ZN15MallocExtension8instanceEv");
+    size_t (*get)(const void *, const void *) =
+        (size_t (*)(const void *, const void *))dlsym(h, "_ZN22TCMallocImplementation16GetAllocatedSizeEPKv");
+    char *vtable = dlsym(h, "_ZTV22TCMallocImplementation");
+    if (!instance || !get || !vtable) {
+        fmt_buf(why, len, "it has no TCMallocImplementation::GetAllocatedSize");
+        return NULL;
+    }
+    void *self = instance();
+    if (!self || *(void **)self != vtable + 2 * sizeof(void *)) {
+        fmt_buf(why, len, "its MallocExtension is not its TCMallocImplementation");
+        return NULL;
+    }
+    for (size_t i = 0; i < BACKEND_PROBES; i++) {
+        size_t n = backend_probe_size(i);
+        if (n == 0)
+            continue;
+        void *p = (i & 1) && i < 184 ? tc_ops.aligned(64, n) : tc_ops.malloc(n);
+        if (!p)
+            continue;
+        size_t want = tc_ops.usable(p), got = get(self, p);
+        tc_ops.free(p);
+        if (got != want) {
+            fmt_buf(why, len, "a block of %zu bytes reads %zu by GetAllocatedSize, %zu by "
+                    "tc_malloc_size", n, got, want);
+            return NULL;
+        }
+    }
+    tc_ops.usable_of = get;
+    return self;
+}
+
+/* malloc_usable_size by the direct call, where tc_direct set it. */
+static size_t tc_usable_direct(void *p)
+{
+    return tc_ops.usable_of(tc_ops.usable_self, p);
+}
+
 static unsigned long long tc_prop(const char *name)
 {
     size_t v = 0;
@@ -135,6 +182,12 @@ int backend_tcmalloc_start(const struct conf *c, const struct backend_ops **ops,
     tc_ops.snapshot = tc_snapshot;
     tc_ops.usable_for = tc_nallocx_fn ? tc_usable_for : NULL;
     tc_ops.usable_live = tc_ops.usable;
+    char why[160];
+    tc_ops.usable_self = tc_direct(h, why, sizeof why);
+    if (tc_ops.usable_self)
+        tc_ops.usable = tc_ops.usable_live = tc_usable_direct;   /* malloc_usable_size too */
+    else
+        log_msg("tcmalloc's usable size is asked of tc_malloc_size for each freed block (%s)", why);
 
     for (unsigned i = 0; i < c->n_tc_props; i++)
         if (!tc_set_property(c->tc_props[i].name, (size_t)c->tc_props[i].value))

@@ -76,7 +76,10 @@ struct rec_hot {
     size_t (*usable)(void *);           /* the backend's usable_live */
     size_t (*usable_for)(size_t);
     const uint8_t *filter;
+    size_t (*usable_of)(const void *, const void *);   /* the backend's, or NULL */
+    const void *usable_self;
 };
+_Static_assert(sizeof(struct rec_hot) <= 64, "the hot path's data is one cache line");
 extern struct rec_hot hot __attribute__((aligned(64)));
 extern const uint8_t *filter_all;
 /* The segment's file is created unnamed (O_TMPFILE) and given its name

@@ -288,10 +288,9 @@ static void *rec_malloc_chunk(size_t n)
     return on_alloc_u(p, n, glibc_usable_inline(p), 0);
 }
 
-/* free of p != NULL, whose usable size is u. */
-static inline __attribute__((always_inline)) void free_u(void *p, size_t u)
+/* free of p != NULL, whose usable size is u and its class's KOFF off. */
+static inline __attribute__((always_inline)) void free_uo(void *p, size_t u, size_t off)
 {
-    size_t off = koff_of(u);
     struct seg_counters *k = (struct seg_counters *)((char *)rt.cls + off);
     own_add(&k->usable_free, u);
     if (unlikely(own_inc_sink(&k->frees)))
@@ -301,11 +300,26 @@ static inline __attribute__((always_inline)) void free_u(void *p, size_t u)
     hot.free(p);
 }
 
+/* free of p != NULL, whose usable size is u. */
+static inline __attribute__((always_inline)) void free_u(void *p, size_t u)
+{
+    free_uo(p, u, koff_of(u));
+}
+
 static void rec_free(void *p)
 {
     if (p == NULL)
         return;
     free_u(p, hot.usable(p));
+}
+
+/* rec_free where the backend's usable size is a method of its own
+ * (usable_of: tcmalloc's GetAllocatedSize), called directly. */
+static void rec_free_of(void *p)
+{
+    if (p == NULL)
+        return;
+    free_u(p, hot.usable_of(hot.usable_self, p));
 }
 
 /* rec_free with glibc's chunk header read inline (rec_malloc_chunk): no
@@ -316,6 +330,34 @@ static void rec_free_chunk(void *p)
         return;
     free_u(p, glibc_usable_inline(p));
 }
+
+#ifdef HAVE_JEMALLOC
+/* The usable size and KOFF of each of jemalloc's size classes, for
+ * rec_free_je: filled by rec_ops_init from its table, read-only after. */
+static struct ug je_cls[JE_NSIZES];
+
+/* rec_free_je's block that the tree does not know: the backend's answer. */
+__attribute__((noinline))
+static void free_je_call(void *p)
+{
+    size_t u = hot.usable(p);
+    free_uo(p, u, koff_of(u));
+}
+
+/* rec_free with jemalloc's size class read inline from its radix tree
+ * (je_class_inline), where its backend checked that at start: no call
+ * before the backend's, about 12 instructions where the call took 40, and
+ * the class's usable size and counters from je_cls. */
+static void rec_free_je(void *p)
+{
+    if (p == NULL)
+        return;
+    unsigned c = je_class_inline(p);
+    if (unlikely(c >= JE_NSIZES))
+        return free_je_call(p);
+    free_uo(p, je_cls[c].usable, je_cls[c].koff);
+}
+#endif
 
 /* C++'s sized delete under glibc, its chunk header read inline: glibc's
  * sized free is its free (glibc_free_sized), so this is rec_free_chunk's
@@ -751,6 +793,8 @@ const struct backend_ops *rec_ops_init(const struct backend_ops *backend)
     hot.free_sized = backend->free_sized;
     hot.usable = backend->usable_live;
     hot.usable_for = backend->usable_for;
+    hot.usable_of = backend->usable_of;
+    hot.usable_self = backend->usable_self;
     uc_table = backend->usable_for && uc_fill(backend->usable_for);
     hot.filter = filter;
     if (sample_n == 1) {
@@ -771,7 +815,16 @@ const struct backend_ops *rec_ops_init(const struct backend_ops *backend)
     /* glibc's chunk header, read inline where the backend checked it */
     int chunk = backend->usable_live == glibc_usable_chunk;
     rec_ops.malloc = uc_table ? rec_malloc_table : chunk ? rec_malloc_chunk : rec_malloc;
-    rec_ops.free = chunk ? rec_free_chunk : rec_free;
+    rec_ops.free = chunk ? rec_free_chunk : backend->usable_of ? rec_free_of : rec_free;
+#ifdef HAVE_JEMALLOC
+    if (backend->usable_live == je_usable_tree) {
+        for (unsigned c = 0; c < JE_NSIZES; c++) {
+            size_t u = je_sz_index2size_tab[c];
+            je_cls[c] = (struct ug){ (uint32_t)(u <= UINT32_MAX ? u : 0), (uint32_t)koff_of(u) };
+        }
+        rec_ops.free = rec_free_je;
+    }
+#endif
     rec_ops.free_sized = uc_table ? rec_free_sized_table
                                   : chunk  ? rec_free_sized_chunk
                                            : rec_free_sized;
