@@ -55,6 +55,7 @@
 static const struct backend_ops *inner;        /* record's table */
 static void (*set_table)(const struct backend_ops *table, const struct backend_ops *cxx);
 static int listen_on;                          /* the `capture` key */
+static char start_path[CONF_PATH_MAX];         /* capture_start, %p put in; "" for none */
 static uint64_t max_bytes_conf;                /* the `capture_max` key */
 static char conf_text[256];
 
@@ -80,6 +81,7 @@ static struct backend_ops cap_ops, cap_cxx_ops; /* the wrappers: C's, C++'s */
 #define CAP_REPORT_NS 500000000ull     /* a CAPCTL_PROGRESS this often */
 #define CAP_REST_NS   1000000000ull    /* between the end of a capture and the next start */
 #define CAP_STUCK_NS  1000000000ull    /* a writer not seen running for so long is stuck */
+#define CAP_RSS_NS    100000000ull     /* the process's RSS read this often (trace.h) */
 
 enum { CAP_IDLE = 0, CAP_ACTIVE, CAP_ENDING };
 
@@ -156,6 +158,9 @@ static struct {
     uint64_t ended;                            /* CLOCK_MONOTONIC of the last end */
     uint32_t used;                             /* slots claimed, as of the last drain */
     int err;                                   /* a failed write's errno */
+    int from_start;                            /* capture_start's: no shimdump on conn */
+    int cxx_due;                               /* from_start: C++'s table still to swap in */
+    uint64_t hwm_start, rss_max, next_rss;     /* the real RSS (trace.h, format 4) */
     struct trace_writer w;
     void *ws;
     size_t ws_len;
@@ -225,6 +230,11 @@ static int cap_wait_free(struct cap_slot *s, uint32_t b)
      * storage, say), not slow: every call would wait its 50 ms, a convoy.
      * Drop without waiting until it runs again. A slow one is waited for,
      * so that a busy program's capture stays whole. */
+    /* A capture from the start (capture_start) may fill its buffers before
+     * any tracked allocation has started the sampler, its writer: start it
+     * now (a no-op once started). */
+    if (__atomic_load_n(&sampler_state, __ATOMIC_ACQUIRE) == S_NONE)
+        start_sampler();
     uint64_t seen_ns = __atomic_load_n(&writer_ns, __ATOMIC_ACQUIRE);
     uint64_t now0 = clock_ns(CLOCK_MONOTONIC);
     if (now0 > seen_ns && now0 - seen_ns > CAP_STUCK_NS)
@@ -519,6 +529,51 @@ static void cap_close_conn(void)
     cw.conn = -1;
 }
 
+/* The process's VmRSS and VmHWM in bytes, from /proc/self/status (open
+ * and read: no stdio, no allocation). Returns 0, or an errno value (*rss
+ * and *hwm then 0). */
+static int cap_rss(uint64_t *rss, uint64_t *hwm)
+{
+    char buf[4096];
+    ssize_t n = 0, r;
+    *rss = *hwm = 0;
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    while (n < (ssize_t)sizeof buf - 1 && (r = read(fd, buf + n, sizeof buf - 1 - (size_t)n)) > 0)
+        n += r;
+    close(fd);
+    buf[n] = '\0';
+    static const char *const keys[2] = { "\nVmHWM:", "\nVmRSS:" };
+    uint64_t *out[2] = { hwm, rss };
+    for (int k = 0; k < 2; k++) {
+        const char *p = strstr(buf, keys[k]);
+        if (!p)
+            return ENOENT;
+        p += strlen(keys[k]);
+        while (*p == ' ' || *p == '\t')
+            p++;
+        uint64_t v = 0;
+        while (*p >= '0' && *p <= '9' && v < (1ull << 50))
+            v = v * 10 + (uint64_t)(*p++ - '0');
+        *out[k] = v << 10;   /* kB */
+    }
+    return 0;
+}
+
+/* The real RSS at the end into the trailer (trace.h): the peak is the
+ * kernel's VmHWM where it rose during the capture, else the highest VmRSS
+ * read. */
+static void cap_rss_end(void)
+{
+    uint64_t rss, hwm;
+    if (cap_rss(&rss, &hwm) != 0 || !cw.hwm_start)
+        return;
+    uint64_t seen = cw.rss_max > rss ? cw.rss_max : rss;
+    cw.w.rss_end = rss;
+    cw.w.rss_peak = hwm > cw.hwm_start ? hwm : seen;
+}
+
 /* Ends the capture: record's table back, every buffer written, the
  * trailer, CAPCTL_DONE. */
 static void cap_finish(uint32_t end)
@@ -550,6 +605,7 @@ static void cap_finish(uint32_t end)
     uint64_t dropped = cap_dropped(1);
     if (!cw.err) {
         cw.w.threads = cap_threads();
+        cap_rss_end();
         if (!file_id_ok(cw.fd, cw.fd_dev, cw.fd_ino))
             cw.err = EBADF;
         else
@@ -566,6 +622,10 @@ static void cap_finish(uint32_t end)
         fmt_buf(m.text, sizeof m.text, "writing the trace failed: %s", strerrordesc_np(cw.err));
     cap_send(&m);
     cap_close_conn();
+    if (cw.from_start && cw.err)
+        log_msg("capture_start: writing %s failed: %s; the trace ends there, recording goes on",
+                start_path, strerrordesc_np(cw.err));
+    cw.from_start = 0;
     /* The buffers' memory back; their address space stays (see above). */
     madvise(evbuf, evbuf_len, MADV_DONTNEED);
     cw.ended = clock_ns(CLOCK_MONOTONIC);
@@ -654,8 +714,20 @@ static int cap_reserve(char *why, size_t whylen)
     return 0;
 }
 
-/* Starts a capture into fd for shimdump on conn, as asked in *req.
- * Returns 0, or refuses (the reason said on conn) and returns -1. */
+/* A capture that cannot start: the reason said to shimdump on conn, or,
+ * for capture_start's (conn < 0), on stderr. */
+static void cap_refuse(int conn, int err, const char *why)
+{
+    if (conn >= 0)
+        cap_respond(conn, CAPCTL_REFUSED, err, "%s", why);
+    else
+        log_msg("capture_start: %s: %s; no trace, recording goes on", start_path, why);
+}
+
+/* Starts a capture into fd for shimdump on conn, as asked in *req; or,
+ * with conn < 0 and no req, capture_start's from the shim's start, with
+ * no time limit. Returns 0, or refuses (the reason said on conn, or on
+ * stderr) and returns -1. */
 static int cap_start(int conn, int fd, const struct capctl_msg *req)
 {
     struct stat st;
@@ -667,24 +739,24 @@ static int cap_start(int conn, int fd, const struct capctl_msg *req)
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fl < 0 || (fl & O_ACCMODE) == O_RDONLY ||
         (fl & O_APPEND)) {
         /* pwrite places the chunks; O_APPEND would put every one at the end */
-        cap_respond(conn, CAPCTL_REFUSED, EBADF, "the trace's descriptor is not a regular file open "
-                    "for writing (without O_APPEND)");
+        cap_refuse(conn, EBADF, "the trace's descriptor is not a regular file open "
+                   "for writing (without O_APPEND)");
         return -1;
     }
     uint64_t now = clock_ns(CLOCK_MONOTONIC);
     if (cw.ended && now - cw.ended < CAP_REST_NS) {
-        cap_respond(conn, CAPCTL_REFUSED, EBUSY, "a capture ended less than a second ago; try again");
+        cap_refuse(conn, EBUSY, "a capture ended less than a second ago; try again");
         return -1;
     }
     char why[160];
     if ((err = cap_reserve(why, sizeof why)) != 0) {
-        cap_respond(conn, CAPCTL_REFUSED, err, "%s", why);
+        cap_refuse(conn, err, why);
         return -1;
     }
     memset(&h, 0, sizeof h);
     h.pid = (uint32_t)getpid();
     h.page_size = (uint32_t)sysconf(_SC_PAGESIZE);
-    h.flags = TRACE_F_START_EXACT;
+    h.flags = TRACE_F_START_EXACT | (conn < 0 ? TRACE_F_FROM_START : 0);
     h.backend = geo.backend;
     memcpy(h.comm, seg->comm, sizeof h.comm < sizeof seg->comm ? sizeof h.comm : sizeof seg->comm);
     h.comm[sizeof h.comm - 1] = '\0';
@@ -702,37 +774,48 @@ static int cap_start(int conn, int fd, const struct capctl_msg *req)
     __atomic_store_n(&late, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&writer_ns, clock_ns(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
     cap_start_free(&h);
+    cw.hwm_start = cw.rss_max = 0;
+    if (cap_rss(&h.rss_start, &h.hwm_start) == 0 && h.hwm_start) {
+        h.flags |= TRACE_F_RSS;
+        cw.hwm_start = h.hwm_start;
+        cw.rss_max = h.rss_start;
+    }
     cap_start_heap(&h);
     h.start_ns = clock_ns(CLOCK_REALTIME);
     cs.start_mono = mono_now();
     h.start_mono_ns = cs.start_mono;
     memset(&cw.w, 0, sizeof cw.w);
     if ((err = trace_writer_begin(&cw.w, fd, &h, CAP_CHUNK, CAP_LEVEL, cw.ws, cw.ws_len)) != 0) {
-        cap_respond(conn, CAPCTL_REFUSED, err, "cannot write the trace's header: %s",
-                    strerrordesc_np(err));
+        fmt_buf(why, sizeof why, "cannot write the trace's header: %s", strerrordesc_np(err));
+        cap_refuse(conn, err, why);
         return -1;
     }
     cw.conn = conn;
     cw.fd = fd;
     cw.conn_dev = 0;
     cw.err = 0;
-    if (fstat(conn, &st) == 0) {
+    if (conn >= 0 && fstat(conn, &st) == 0) {
         cw.conn_dev = st.st_dev;
         cw.conn_ino = st.st_ino;
     }
     fstat(fd, &st);
     cw.fd_dev = st.st_dev;
     cw.fd_ino = st.st_ino;
-    cw.seconds = req->seconds;
-    cw.max_bytes = req->max_bytes && req->max_bytes < max_bytes_conf ? req->max_bytes : max_bytes_conf;
+    cw.seconds = req ? req->seconds : 0;   /* 0: no time limit */
+    cw.max_bytes = req && req->max_bytes && req->max_bytes < max_bytes_conf ? req->max_bytes
+                                                                             : max_bytes_conf;
+    cw.from_start = conn < 0;
+    cw.next_rss = cs.start_mono + CAP_RSS_NS;
     cw.next_look = cs.start_mono + CAP_LOOK_NS;
     cw.next_report = cs.start_mono + CAP_REPORT_NS;
     __atomic_store_n(&exit_asked, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&cs.epoch, cs.epoch + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&cs.state, CAP_ACTIVE, __ATOMIC_RELEASE);
     set_table(&cap_ops, &cap_cxx_ops);
-    cap_fill_msg(&m, CAPCTL_STARTED);
-    cap_send(&m);
+    if (conn >= 0) {
+        cap_fill_msg(&m, CAPCTL_STARTED);
+        cap_send(&m);
+    }
     return 0;
 }
 
@@ -751,10 +834,22 @@ void capture_tick(void)
         cap_finish(CAPCTL_END_ERROR);
         return;
     }
+    if (cw.cxx_due) {
+        /* capture_start's: record_start handed dispatch one table for
+         * both (capture_init); C++'s own wrappers from now on */
+        cw.cxx_due = 0;
+        set_table(&cap_ops, &cap_cxx_ops);
+    }
     uint64_t now = mono_now();
-    if (now - cs.start_mono >= (uint64_t)cw.seconds * 1000000000ull) {
+    if (cw.seconds && now - cs.start_mono >= (uint64_t)cw.seconds * 1000000000ull) {
         cap_finish(CAPCTL_END_TIME);
         return;
+    }
+    if (now >= cw.next_rss && cw.hwm_start) {
+        uint64_t rss, hwm;
+        cw.next_rss = now + CAP_RSS_NS;
+        if (cap_rss(&rss, &hwm) == 0 && rss > cw.rss_max)
+            cw.rss_max = rss;
     }
     if (cw.w.off >= cw.max_bytes) {
         cap_finish(CAPCTL_END_SIZE);
@@ -772,7 +867,9 @@ void capture_tick(void)
         capture_poll();
         ssize_t r = file_id_ok(cw.conn, cw.conn_dev, cw.conn_ino)
                         ? recv(cw.conn, &m, sizeof m, MSG_DONTWAIT) : 0;
-        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR) ||
+        if (cw.from_start) {
+            /* no shimdump to ask for its end: the size limit or the exit */
+        } else if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR) ||
             (r == (ssize_t)sizeof m && m.kind == CAPCTL_STOP)) {
             cap_finish(CAPCTL_END_ASKED);
             return;
@@ -811,7 +908,9 @@ void capture_exit(void)
 {
     if (!capture_active())
         return;
-    if (rt.cap_off == 2) {   /* the sampler thread itself */
+    if (rt.cap_off == 2 || __atomic_load_n(&sampler_state, __ATOMIC_ACQUIRE) == S_NONE) {
+        /* the sampler thread itself; or no sampler, no other writer (a
+         * short program captured from its start) */
         cap_finish(CAPCTL_END_EXIT);
         return;
     }
@@ -835,6 +934,7 @@ void capture_fork_child(void)
         if (file_id_ok(cw.conn, cw.conn_dev, cw.conn_ino))
             close(cw.conn);
         cw.fd = cw.conn = -1;
+        cw.from_start = cw.cxx_due = 0;
         madvise(evbuf, evbuf_len, MADV_DONTNEED);
     }
     if (file_id_ok(lfd, lfd_dev, lfd_ino))
@@ -1021,7 +1121,34 @@ void capture_poll(void)
     }
 }
 
-void capture_init(const struct conf *c, const struct backend_ops *rec,
+/* capture_start's PATH with %p (the pid) and %% put in, into start_path.
+ * Returns 0, or ENAMETOOLONG. */
+static int cap_start_name(const char *pat)
+{
+    size_t o = 0;
+    for (const char *p = pat; *p; p++) {
+        char num[24];
+        const char *put = num;
+        if (p[0] == '%' && p[1] == 'p') {
+            fmt_buf(num, sizeof num, "%u", (unsigned)getpid());
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            num[0] = '%', num[1] = '\0';
+            p++;
+        } else {
+            num[0] = *p, num[1] = '\0';
+        }
+        size_t n = strlen(put);
+        if (o + n >= sizeof start_path)
+            return ENAMETOOLONG;
+        memcpy(start_path + o, put, n);
+        o += n;
+    }
+    start_path[o] = '\0';
+    return 0;
+}
+
+const struct backend_ops *capture_init(const struct conf *c, const struct backend_ops *rec,
                   void (*set)(const struct backend_ops *table, const struct backend_ops *cxx))
 {
     inner = rec;
@@ -1041,5 +1168,39 @@ void capture_init(const struct conf *c, const struct backend_ops *rec,
     cap_cxx_ops.malloc = cap_new;
     cap_cxx_ops.free = cap_delete;
     cap_cxx_ops.aligned = cap_new_aligned;
+#endif
+    if (!c->capture_start[0])
+        return rec;
+    if (cap_start_name(c->capture_start) != 0) {
+        fmt_buf(start_path, sizeof start_path, "%s", c->capture_start);
+        log_msg("capture_start: %s: the name is too long with the pid put in; no trace, "
+                "recording goes on", start_path);
+        return rec;
+    }
+#ifdef HAVE_ZSTD
+    /* A new file only: never one that is there (planted, or a link, by
+     * anyone), owner-only. */
+    int fd = open(start_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        log_msg("capture_start: cannot create %s: %s; no trace, recording goes on", start_path,
+                strerrordesc_np(errno));
+        return rec;
+    }
+    fd = high_fd(fd);
+    if (fd < 0 || cap_start(-1, fd, NULL) != 0) {
+        if (fd >= 0)
+            close(fd);
+        unlink(start_path);   /* ours, made just now, and empty but for a header */
+        return rec;
+    }
+    /* Dispatch sets the table that record_start returns for both C and
+     * C++ (dispatch.c), after this: C's wrappers for both until the
+     * writer's first tick puts C++'s own (cxx_due). */
+    cw.cxx_due = 1;
+    return &cap_ops;
+#else
+    log_msg("capture_start: %s: this libmallocshim.so was built without zstd; no trace, "
+            "recording goes on", start_path);
+    return rec;
 #endif
 }

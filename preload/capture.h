@@ -23,9 +23,12 @@
 
 /* Keeps what a capture needs of the config (`capture`, `capture_max`, the
  * config's text), wraps `rec` (record's table) into cap_ops, and keeps
- * `set_table`, which makes a table the active one (dispatch's). Called
- * once by record_start. */
-void capture_init(const struct conf *c, const struct backend_ops *rec,
+ * `set_table`, which makes a table the active one (dispatch's). With
+ * `capture_start`, starts a capture from here (no time limit, into a new
+ * file; one line on stderr where it cannot). Returns the table for
+ * record_start to hand out: the capture's, or rec. Called once by
+ * record_start. */
+const struct backend_ops *capture_init(const struct conf *c, const struct backend_ops *rec,
                   void (*set_table)(const struct backend_ops *table, const struct backend_ops *cxx));
 
 /* The sampler thread, at its start: listens for shimdump (capctl.h),

@@ -416,7 +416,7 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 
     const struct backend_ops *rec = rec_ops_init(backend);
-    capture_init(c, rec, forward);
+    const struct backend_ops *first = capture_init(c, rec, forward);   /* capture_start's, or rec */
 
     /* The header is complete: make it findable. */
     __atomic_store_n(&seg->magic, SEG_MAGIC, __ATOMIC_RELEASE);
@@ -424,6 +424,6 @@ int record_start(const struct conf *c, const struct backend_ops *backend,
         publish();   /* see publish(): root may become someone else first */
     else if (published == 1)
         copy_refresh(COPY_NOW);   /* created under its name (no O_TMPFILE): complete it now */
-    *ops = rec;
+    *ops = first;
     return 0;
 }

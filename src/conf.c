@@ -80,6 +80,8 @@ static const struct key keys[] = {
       "letters, digits, '.', '_' and '-'" },
     { "track", CONF_K_TRACK, KIND_BOOL, 0, 1, F(track),
       "on or off (off: sizes are counted, no block is tracked)" },
+    { "capture_start", CONF_K_CAPTURE_START, KIND_PATH, 0, 0, F(capture_start),
+      "an absolute file path (%p: the pid)" },
 };
 
 static const char *const backend_names[] = { "glibc", "jemalloc", "tcmalloc" };
@@ -424,7 +426,7 @@ static void set_pair(struct conf *c, struct where *w, const char *k, size_t kn,
             break;
         }
         case KIND_PATH:
-            if (vn == 0 || vn >= CONF_PATH_MAX || (key->id == CONF_K_SHM_DIR && v[0] != '/')) {
+            if (vn == 0 || vn >= CONF_PATH_MAX || ((key->id == CONF_K_SHM_DIR || key->id == CONF_K_CAPTURE_START) && v[0] != '/')) {
                 complain(w, "bad value for '%s' (expected %s of 1..%d bytes; using the default)",
                          key->name, key->what, CONF_PATH_MAX - 1);
                 return;

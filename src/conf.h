@@ -39,6 +39,7 @@ enum conf_key {
     CONF_K_SAMPLE_BYTES,
     CONF_K_NAME,
     CONF_K_TRACK,
+    CONF_K_CAPTURE_START,
     CONF_K_COUNT
 };
 
@@ -80,6 +81,8 @@ struct conf {
     long seed;                    /* the sampler's seed; 0: from the clock */
     int capture;                  /* 1: shimdump --capture may ask for a trace */
     long capture_max;             /* a capture's trace file stops at this size */
+    char capture_start[CONF_PATH_MAX];  /* trace from the start into this new file
+                                           (%p: the pid); "" for none */
     long unwind_threads;          /* threads whose stacks libunwind takes */
     char name[CONF_NAME_MAX];     /* the user's name for the process (a label that
                                      survives a restart); "" for none */

@@ -335,6 +335,8 @@ int trace_writer_end(struct trace_writer *w, uint64_t dropped, uint64_t end_ns)
     t.events = w->events;
     t.dropped = dropped;
     t.end_ns = end_ns;
+    t.rss_peak = w->rss_peak;
+    t.rss_end = w->rss_end;
     t.check = trace_sum64(&t, offsetof(struct trace_trailer, check));
     iov.iov_base = &t;
     iov.iov_len = sizeof t;

@@ -73,6 +73,13 @@
  * trace_check_trailer and trace_decode_chunk bound every count, size and
  * offset before using it (src/traceread.c reads whole files with them).
  *
+ * - Real RSS (format 4): the header's rss_start and hwm_start and the
+ *   trailer's rss_peak and rss_end say what the process really held over
+ *   the capture, so that a replay can be compared with it (shimreplay's
+ *   calibration). Format 4 is format 3's layout with these fields where
+ *   reserved zeros were; it is a new version so that a reader of format
+ *   3 refuses it by name rather than read a calibration it cannot show.
+ *
  * All integers are little-endian and fixed-width. Bump TRACE_VERSION, and
  * say so in NEWS, on every incompatible change. */
 #ifndef MALLOCSHIM_TRACE_H
@@ -84,7 +91,7 @@
 #include "sizeclass.h"
 
 #define TRACE_MAGIC         0x314543415254534dULL   /* "MSTRACE1" */
-#define TRACE_VERSION       3u
+#define TRACE_VERSION       4u
 #define TRACE_VERSION_MIN   1u                      /* the oldest a reader reads */
 #define TRACE_CHUNK_MAGIC   0x4354534du             /* "MSTC" */
 #define TRACE_TRAILER_MAGIC 0x4554534du             /* "MSTE" */
@@ -209,6 +216,13 @@ enum trace_flags {
     TRACE_F_START_FREE = 1u << 1,    /* start_free holds the allocator's own
                                         count (a file from before the field
                                         has 0 there and no flag) */
+    TRACE_F_FROM_START = 1u << 2,    /* format 4: captured from the shim's start
+                                        (capture_start): no life before it but
+                                        what the starting heap holds */
+    TRACE_F_RSS = 1u << 3,           /* format 4: rss_start and hwm_start hold the
+                                        process's own figures, and the trailer's
+                                        rss_peak and rss_end are known where
+                                        they are not 0 */
 };
 
 #define TRACE_COMM_MAX         64
@@ -239,7 +253,13 @@ struct trace_header {
      * among its starting blocks (shimreplay(1)): glibc's holes stay where
      * they are. */
     uint64_t start_free;
-    uint64_t reserved[7];
+    /* With TRACE_F_RSS (format 4): the process's VmRSS and VmHWM (bytes,
+     * /proc/self/status) when the capture began. hwm_start is the peak of
+     * the life before the capture: above the trailer's rss_peak, that life
+     * held more than the capture ever did. */
+    uint64_t rss_start;
+    uint64_t hwm_start;
+    uint64_t reserved[5];
     struct trace_class start[SIZECLASS_COUNT]; /* the starting heap */
     uint64_t check;            /* trace_sum64 of every byte before it */
 };
@@ -263,7 +283,14 @@ struct trace_trailer {
     uint64_t dropped;          /* events the capture lost (a thread's buffer
                                   was full): not in the file */
     uint64_t end_ns;           /* the capture's length, in t_ns terms */
-    uint64_t reserved[2];
+    /* With the header's TRACE_F_RSS (format 4; 0: not known): the process's
+     * peak RSS over the capture and its VmRSS at the end, in bytes. The
+     * peak is VmHWM at the end where that rose above the header's
+     * hwm_start (then exact: the kernel's), else the highest VmRSS the
+     * writer read (every 100 ms, a lower bound): so rss_peak >
+     * hwm_start says it is exact. */
+    uint64_t rss_peak;
+    uint64_t rss_end;
     uint64_t check;            /* trace_sum64 of the 56 bytes before */
 };
 
@@ -298,6 +325,7 @@ struct trace_writer {
     int level;                 /* zstd level */
     uint32_t chunk_events_max;
     uint32_t threads;          /* set by the caller before trace_writer_end, if known */
+    uint64_t rss_peak, rss_end;  /* the trailer's, set by the caller before trace_writer_end */
     uint64_t off;              /* bytes written so far */
     uint64_t chunks, events;
     void *cctx;                /* a ZSTD_CCtx inside the workspace */

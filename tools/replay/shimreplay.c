@@ -22,6 +22,7 @@
 
 #include "dump.h"
 #include "replayplan.h"
+#include "calib.h"
 #include "replayrun.h"
 #include "traceread.h"
 
@@ -40,8 +41,14 @@ struct run {
     int rc;                    /* enum dump_exit */
     uint64_t start_free;       /* the free space asked of it (start_free_for); what it
                                   left is r.spaced */
+    int captured;              /* the captured config (is_captured) */
     struct replay_result r;
+    struct calib_pred pred;    /* its prediction (calibrate) */
 };
+
+/* What the trace says the process really held (calib.h): set once the
+ * trace is open. */
+static struct calib_real real;
 
 static struct {
     const char *backend;
@@ -438,6 +445,28 @@ static uint64_t start_free_for(const struct trace_file *f, const struct config *
     return f->hdr.start_free;
 }
 
+/* Whether c is the config the trace was captured under: its backend and
+ * arena count. */
+static int is_captured(const struct trace_file *f, const struct config *c)
+{
+    return !strcmp(f->hdr.backend_name, c->backend) && captured_arenas(f->hdr.config) == c->arenas;
+}
+
+/* Each run's prediction, from the captured config's replay (calib.h). */
+static void calibrate(struct run *runs, int nruns)
+{
+    const struct run *cap = NULL;
+    for (int i = 0; i < nruns; i++)
+        if (runs[i].captured && runs[i].rc == DX_OK)
+            cap = &runs[i];
+    for (int i = 0; i < nruns; i++)
+        calib_predict(&real, cap != NULL, cap ? cap->r.peak_rss : 0, cap ? cap->r.end_rss : 0,
+                      runs[i].cfg.backend, runs[i].r.peak_rss, runs[i].r.end_rss, &runs[i].pred);
+    if (real.known && !cap)
+        snprintf(real.why, sizeof real.why, "the captured config was %s",
+                 nruns > 1 || opt.all ? "not replayed, or failed" : "not the one replayed");
+}
+
 static int run_one(int plan_fd, const struct config *c, uint64_t start_free,
                    struct replay_result *r)
 {
@@ -523,6 +552,27 @@ static void json_str(const char *s)
     putchar('"');
 }
 
+/* The line on a capture's limits (shimreplay(1), Limits) into buf: 1, or
+ * 0 for a capture from the start, which has none to say. */
+static int limits_line(char *buf, size_t len)
+{
+    char a[32], b[32];
+    if (!real.mid_life)
+        return 0;
+    if (real.history_higher)
+        snprintf(buf, len, "captured mid-life: before the capture the process reached %s of RSS, "
+                 "above the %s it held during it; glibc's arenas and tcmalloc's page heap keep "
+                 "freed memory, so those configs may hold more than predicted; to capture the "
+                 "whole life, set capture_start = PATH in its config (mallocshim.conf(5))",
+                 size_str(a, sizeof a, real.hwm_before), size_str(b, sizeof b, real.peak));
+    else
+        snprintf(buf, len, "captured mid-life: what the process did before the capture is not "
+                 "in the trace%s; to capture the whole life, set capture_start = PATH in its "
+                 "config (mallocshim.conf(5))",
+                 real.known ? " (its RSS never went higher before)" : "");
+    return 1;
+}
+
 static void json_trace(const char *path, const struct trace_file *f, const struct plan_stats *s)
 {
     char dropped[24] = "null";   /* a cut trace: unknown, its trailer lost */
@@ -545,11 +595,47 @@ static void json_trace(const char *path, const struct trace_file *f, const struc
            ", \"cross_thread\": %" PRIu64 ", \"start_exact\": %s, \"start_blocks\": %" PRIu64
            ", \"start_bytes\": %" PRIu64 ", \"start_freed\": %" PRIu64 ", \"orphans\": %" PRIu64
            ", \"peak_live_bytes\": %" PRIu64 ", \"end_live_bytes\": %" PRIu64
-           ", \"time_clamped\": %" PRIu64 ", \"complete\": %s, \"start_free_bytes\": %s}",
+           ", \"time_clamped\": %" PRIu64 ", \"complete\": %s, \"start_free_bytes\": %s",
            f->hdr.start_ns, s->duration_ns, f->size, f->nthreads, s->chunks, s->events, dropped,
            s->ops, s->failed, s->cross, (f->hdr.flags & TRACE_F_START_EXACT) ? "true" : "false",
            s->start_blocks, s->start_bytes, s->start_freed, s->orphans, s->peak_live, s->end_live,
            s->clamped, f->cut ? "false" : "true", free_bytes);
+    printf(", \"from_start\": %s, \"real\": ", real.from_start ? "true" : "false");
+    if (real.known)
+        printf("{\"start_rss_bytes\": %" PRIu64 ", \"hwm_before_bytes\": %" PRIu64
+               ", \"peak_rss_bytes\": %" PRIu64 ", \"peak_exact\": %s, \"end_rss_bytes\": %" PRIu64
+               "}", real.start_rss, real.hwm_before, real.peak, real.peak_exact ? "true" : "false",
+               real.end);
+    else
+        printf("null");
+    printf(", \"real_unknown\": ");
+    if (real.known)
+        printf("null");
+    else
+        json_str(real.why);
+    printf("}");
+}
+
+/* The limits object of the JSON (shimreplay(1), Limits). */
+static void json_limits(const struct run *runs, int nruns)
+{
+    char line[512];
+    printf(",\n \"limits\": {\"mid_life\": %s, \"history_higher\": %s, \"may_hold_more\": [",
+           real.mid_life ? "true" : "false", real.history_higher ? "true" : "false");
+    int n = 0;
+    if (nruns < 0 && real.history_higher)
+        printf("\"glibc\", \"tcmalloc\"");
+    for (int i = 0; i < nruns; i++)
+        if (runs[i].pred.may_hold_more) {
+            printf("%s", n++ ? ", " : "");
+            json_str(runs[i].cfg.name);
+        }
+    printf("], \"advice\": ");
+    if (limits_line(line, sizeof line))
+        json_str(line);
+    else
+        printf("null");
+    printf("}");
 }
 
 static void print_json(const char *path, const struct trace_file *f, const struct plan_stats *s,
@@ -577,10 +663,19 @@ static void print_json(const char *path, const struct trace_file *f, const struc
                        r->peak_rss, r->end_rss, r->base_rss, s->peak_live, s->end_live,
                        ratio(r->peak_rss, s->peak_live), ratio(r->end_rss, s->end_live), r->ops,
                        (double)r->ns / 1e9, per_s(r), r->blocked, r->failed, r->lost, r->clobbered);
-            printf("}");
+            printf(", \"captured\": %s", u->captured ? "true" : "false");
+            if (u->rc == DX_OK && u->pred.known)
+                printf(", \"predicted_peak_rss_bytes\": %" PRIu64 ", \"predicted_end_rss_bytes\": %"
+                       PRIu64 ", \"calibration_error\": %.4f, \"calibration_error_bytes\": %" PRId64,
+                       u->pred.peak, u->pred.end, u->pred.error, u->pred.error_bytes);
+            else
+                printf(", \"predicted_peak_rss_bytes\": null, \"predicted_end_rss_bytes\": null"
+                       ", \"calibration_error\": null, \"calibration_error_bytes\": null");
+            printf(", \"may_hold_more\": %s}", u->pred.may_hold_more ? "true" : "false");
         }
         printf("\n ]");
     }
+    json_limits(runs, nruns);
     printf("}\n");
 }
 
@@ -622,36 +717,64 @@ static void print_info(const char *path, const struct trace_file *f, const struc
 static void print_table(const char *path, const struct trace_file *f, const struct plan_stats *s,
                         const struct run *runs, int nruns)
 {
-    char a[32], b[32], c[32];
-    const struct run *marked = NULL;
+    char a[32], b[32], c[32], d[32];
+    const struct run *marked = NULL, *cap = NULL;
+    int any_bang = 0;
     printf("%s: %u threads, %" PRIu64 " ops over %.1f s; live bytes: peak %s, end %s; "
-           "starting heap %s%s\n\n", path, f->nthreads, s->ops, (double)s->duration_ns / 1e9,
+           "starting heap %s%s%s\n\n", path, f->nthreads, s->ops, (double)s->duration_ns / 1e9,
            size_str(a, sizeof a, s->peak_live), size_str(b, sizeof b, s->end_live),
-           size_str(c, sizeof c, s->start_bytes), opt.pace ? "; paced at the trace's times" : "");
-    printf("%-16s %11s %11s %9s %9s %11s\n", "config", "peak RSS", "end RSS", "RSS/live", "RSS/live",
-           "ops/s");
-    printf("%-16s %11s %11s %9s %9s %11s\n", "", "", "", "at peak", "at end", "");
+           size_str(c, sizeof c, s->start_bytes), real.from_start ? " (captured from the start)" : "",
+           opt.pace ? "; paced at the trace's times" : "");
+    printf("%-17s %11s %11s %7s %11s %9s %9s %11s\n", "config", "peak RSS", "predicted", "error",
+           "end RSS", "RSS/live", "RSS/live", "ops/s");
+    printf("%-17s %11s %11s %7s %11s %9s %9s %11s\n", "", "replayed", "peak RSS", "", "", "at peak",
+           "at end", "");
     for (int i = 0; i < nruns; i++) {
         const struct run *u = &runs[i];
         if (u->rc != DX_OK) {
-            printf("%-16s %11s %11s %9s %9s %11s   (failed: exit %d)\n", u->cfg.name, "-", "-", "-",
-                   "-", "-", u->rc);
+            printf("%-17s %11s %11s %7s %11s %9s %9s %11s   (failed: exit %d)\n", u->cfg.name, "-",
+                   "-", "-", "-", "-", "-", "-", u->rc);
             continue;
         }
-        char name[sizeof u->cfg.name + 2];
-        snprintf(name, sizeof name, "%s%s", u->cfg.name, u->start_free ? " *" : "");
-        printf("%-16s %11s %11s %9.2f %9.2f %11.0f\n", name,
-               size_str(a, sizeof a, u->r.peak_rss), size_str(b, sizeof b, u->r.end_rss),
+        char name[sizeof u->cfg.name + 4], err[16] = "-";
+        snprintf(name, sizeof name, "%s%s%s", u->cfg.name, u->captured ? " *" : "",
+                 u->pred.may_hold_more ? " !" : "");
+        if (u->pred.known) {
+            snprintf(err, sizeof err, "%+.1f%%", u->pred.error * 100.0);
+            size_str(d, sizeof d, u->pred.peak);
+        } else {
+            snprintf(d, sizeof d, "-");
+        }
+        printf("%-17s %11s %11s %7s %11s %9.2f %9.2f %11.0f\n", name,
+               size_str(a, sizeof a, u->r.peak_rss), d, err, size_str(b, sizeof b, u->r.end_rss),
                ratio(u->r.peak_rss, s->peak_live), ratio(u->r.end_rss, s->end_live), per_s(&u->r));
         if (u->start_free)
             marked = u;
+        if (u->captured)
+            cap = u;
+        any_bang |= u->pred.may_hold_more;
     }
+    if (cap)
+        printf("\n* the captured config%s", marked ? "" : "\n");
     if (marked)
-        printf("\n* the captured config: started with %s free as holes among its live blocks,\n"
+        printf(": started with %s free as holes among its live blocks,\n"
                "  as %s held %s free besides them when the capture began; the others start\n"
                "  from the live blocks alone (--compact-start: all do)\n",
                size_str(a, sizeof a, marked->r.spaced), f->hdr.backend_name,
                size_str(b, sizeof b, f->hdr.start_free));
+    if (real.known && cap && cap->pred.known)
+        printf("\nreal: the process peaked at %s over the capture (%s), %s at its end;\n"
+               "  its replay under the captured config peaked at %s: error %+.1f%%, carried\n"
+               "  to each prediction (real peak + replayed - replayed of the captured config)\n",
+               size_str(a, sizeof a, real.peak),
+               real.peak_exact ? "the kernel's VmHWM" : "the highest RSS read every 100 ms",
+               size_str(b, sizeof b, real.end), size_str(c, sizeof c, cap->r.peak_rss),
+               cap->pred.error * 100.0);
+    else
+        printf("\nno prediction: %s\n", real.why);
+    char line[512];
+    if (limits_line(line, sizeof line))
+        printf("\n%s%s\n", any_bang ? "! " : "", line);
 }
 
 /* ---- main ---- */
@@ -882,6 +1005,7 @@ int main(int argc, char **argv)
 
     if ((rc = open_trace(path, &f)) != DX_OK)
         return rc;
+    calib_real_of(&f, &real);
     rc = make_plan(path, &f, &plan_fd, &st);
     if (rc == DX_OK && !opt.info && (rc = check_memory(path, &st)) != DX_OK)
         close(plan_fd);
@@ -900,10 +1024,12 @@ int main(int argc, char **argv)
         for (int i = 0; i < ncfg; i++) {
             runs[i].cfg = cfgs[i];
             runs[i].start_free = start_free_for(&f, &cfgs[i]);
+            runs[i].captured = is_captured(&f, &cfgs[i]);
             runs[i].rc = run_one(plan_fd, &cfgs[i], runs[i].start_free, &runs[i].r);
             if (runs[i].rc != DX_OK && worst == DX_OK)
                 worst = runs[i].rc;
         }
+        calibrate(runs, ncfg);
         /* A single replay that failed has said why; --all shows the others. */
         if (opt.all || worst == DX_OK) {
             if (opt.json)
