@@ -21,13 +21,23 @@
 # config, and both rankings. OUT keeps the segment's JSON at the end of
 # the prepare and of the load too.
 #
+# START=safe (the default) starts the server as a user does, mysqld_safe
+# with malloc-lib=libmallocshim.so; START=direct as systemd does,
+# mariadbd itself with LD_PRELOAD (mariadb.service, Environment=). The
+# same mariadbd, the same arguments; CAPTURE=life needs direct: under
+# mysqld_safe, nohup is preloaded too and exec's mariadbd in its own pid,
+# so nohup's image takes the trace's name (%p) and mariadbd's capture_start
+# finds it taken.
+#
 # Needs root, mariadb-server, mariadb-plugin-rocksdb and sysbench. One
 # server at a time; its datadir is made in /var/tmp and removed at exit.
 # Usage: bench/mariadb-life.sh [CONFIGS...]   (from the build directory)
 #   CONFIGS: glibc, glibc-arenas1, jemalloc, tcmalloc (default: all four)
 #   env: MDB_SB_TABLES (4), MDB_SB_ROWS (500000), CACHE (256M), THREADS
-#   (16), SECS (60), CAPTURE (none, mid or life), MID_AT (20), MID_SECS (20),
-#   OUT (a directory that keeps the traces, the JSON and the samples;
+#   (16), SECS (60), SECONDARY (on: sysbench's default prepare, which builds
+#   the secondary index k after the insert, a MyRocks bulk index build;
+#   off: primary keys only, as bench/myrocks.sh), CAPTURE (none, mid or life), MID_AT (20), MID_SECS (20),
+#   START (safe; direct with CAPTURE=life), OUT (a directory that keeps the traces, the JSON and the samples;
 #   needed with CAPTURE), REAL, REPLAY (yes), TOUCH (shimreplay's --touch:
 #   its default when unset; several, space-separated, replay once each)
 set -u
@@ -46,6 +56,7 @@ MID_SECS=${MID_SECS:-20}
 MDB_SB_TABLES=${MDB_SB_TABLES:-4}
 MDB_SB_ROWS=${MDB_SB_ROWS:-500000}
 MDB_MAX_CONN=$((THREADS + 16))
+SECONDARY=${SECONDARY:-on}
 . "$top/bench/lib.sh"
 . "$top/t/lib-mariadb.sh"
 
@@ -56,6 +67,8 @@ if why=$(mdb_missing); then
     exit 2
 fi
 case $CAPTURE in none|mid|life) ;; *) echo "mariadb-life.sh: CAPTURE: none, mid or life" >&2; exit 2 ;; esac
+START=${START:-$( [ "$CAPTURE" = life ] && echo direct || echo safe)}
+case $START in safe|direct) ;; *) echo "mariadb-life.sh: START: safe or direct" >&2; exit 2 ;; esac
 [ "$CAPTURE" = none ] || [ -n "${OUT:-}" ] || { echo "mariadb-life.sh: CAPTURE needs OUT" >&2; exit 2; }
 if [ -n "${OUT:-}" ]; then
     mkdir -p "$OUT" || exit 2
@@ -85,6 +98,43 @@ export MALLOCSHIM_CONF_FILE="$W/shim.conf"
 unset MALLOCSHIM_CONF LD_PRELOAD
 
 die() { echo "mariadb-life.sh: $*" >&2; tail -n 20 "$MDB/run/error.log" "$MDB/safe.out" >&2 2>/dev/null; exit 1; }
+
+# start_direct: mdb_start's work without mysqld_safe: mariadbd with our
+# my.cnf, the shim in LD_PRELOAD (as mariadb.service starts it), waited
+# for (90 s) until it answers. MDB_SAFE and MDB_PID are both its pid (it
+# is our child), so that mdb_stop and mdb_kill end it as they end ours.
+start_direct() {
+    MDB_PID=""
+    rm -f "$MDB/run/mariadbd.pid"
+    LD_PRELOAD="$shim" mariadbd --defaults-file="$MDB/my.cnf" >"$MDB/safe.out" 2>&1 </dev/null &
+    MDB_SAFE=$!
+    i=0
+    while [ $i -lt 900 ]; do
+        mdb_alive "$MDB_SAFE" || { echo "mariadbd exited" >>"$MDB/safe.out"; return 1; }
+        if [ -s "$MDB/run/mariadbd.pid" ] &&
+            mysqladmin --defaults-file="$MDB/my.cnf" --connect-timeout=2 ping >/dev/null 2>&1; then
+            MDB_PID=$(cat "$MDB/run/mariadbd.pid")
+            [ "$MDB_PID" = "$MDB_SAFE" ] && return 0
+            echo "pid-file says $MDB_PID, which is not our mariadbd ($MDB_SAFE)" >>"$MDB/safe.out"
+            MDB_PID=""
+            return 1
+        fi
+        sleep 0.1
+        i=$((i + 1))
+    done
+    echo "no answer after 90 s" >>"$MDB/safe.out"
+    return 1
+}
+
+# prepare: the sbtest database, MDB_SB_TABLES x MDB_SB_ROWS rows,
+# ENGINE=ROCKSDB, 4 threads (a table each), the secondary index as
+# SECONDARY says, then the memtable flushed. Output in $MDB/prepare.out.
+prepare() {
+    mdb_sql "CREATE DATABASE sbtest" >"$MDB/prepare.out" 2>&1 &&
+        mdb_sb oltp_read_write --mysql-storage-engine=rocksdb --create_secondary="$SECONDARY" \
+            --threads=4 prepare >>"$MDB/prepare.out" 2>&1 &&
+        mdb_sql "SET GLOBAL rocksdb_force_flush_memtable_now = 1" >>"$MDB/prepare.out" 2>&1
+}
 
 # kb FIELD PID: a field of /proc/PID/status, in KiB
 kb() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$2/status" 2>/dev/null; }
@@ -141,9 +191,14 @@ life() {
     rm -rf "$MDB/data"
     mdb_install || die "mariadb-install-db failed ($c)"
     conf "$c"
-    mdb_cnf "$shim"
     echo start >"$W/phase"
-    mdb_start || die "the server did not start ($c)"
+    if [ "$START" = direct ]; then
+        mdb_cnf ""
+        start_direct || die "the server did not start ($c)"
+    else
+        mdb_cnf "$shim"
+        mdb_start || die "the server did not start ($c)"
+    fi
     sample "$MDB_PID" "$W/samples.$c" &
     sampler=$!
     echo "#   $c: started, VmRSS $(( $(kb VmRSS "$MDB_PID") / 1024 )) MiB"
@@ -151,7 +206,7 @@ life() {
     echo prepare >"$W/phase"
     s_tr=$(stat -c %s "$W/cap/life.$MDB_PID.trace" 2>/dev/null || echo 0)
     t0=$(date +%s)
-    mdb_load || die "sysbench prepare failed ($c): $(tail -n 3 "$MDB/prepare.out")"
+    prepare || die "sysbench prepare failed ($c): $(tail -n 3 "$MDB/prepare.out")"
     tprep=$(( $(date +%s) - t0 ))
     p_rss=$(kb VmRSS "$MDB_PID") p_anon=$(kb RssAnon "$MDB_PID") p_hwm=$(kb VmHWM "$MDB_PID")
     p_tr=$(stat -c %s "$W/cap/life.$MDB_PID.trace" 2>/dev/null || echo 0)
@@ -205,8 +260,10 @@ life() {
 }
 
 header "MariaDB + MyRocks, a whole life per allocator config"
-echo "# a fresh datadir; mysqld_safe with malloc-lib=libmallocshim.so (record on, the config's backend);"
-echo "# sysbench prepare $MDB_SB_TABLES x $MDB_SB_ROWS rows (ENGINE=ROCKSDB, primary keys only, 4 threads, then a memtable flush);"
+echo "# a fresh datadir; $( [ "$START" = direct ] && echo "mariadbd started directly with LD_PRELOAD=libmallocshim.so" ||
+    echo "mysqld_safe with malloc-lib=libmallocshim.so") (record on, the config's backend);"
+echo "# sysbench prepare $MDB_SB_TABLES x $MDB_SB_ROWS rows (ENGINE=ROCKSDB, $( [ "$SECONDARY" = on ] &&
+    echo "the secondary index k built after the insert" || echo "primary keys only"), 4 threads, then a memtable flush);"
 echo "# oltp_read_write, $THREADS threads, $SECS s; rocksdb_block_cache_size=$CACHE, 16 KiB blocks; capture: $CAPTURE"
 echo "# $(mariadbd --version); $(sysbench --version)"
 : >"$W/res"
@@ -223,6 +280,7 @@ awk '{ printf "%-14s %10.0f %12.0f %12.0f %10.0f %9.0f %9.0f %7d %12.0f %12.0f\n
 
 [ "$CAPTURE" != none ] && [ "${REPLAY:-yes}" != no ] || exit 0
 sr="$build/tools/shimreplay"
+export MALLOCSHIM_LIB="$shim"
 trace="$OUT/$CAPTURE.trace"
 [ -s "$trace" ] || die "$trace: no trace"
 echo
@@ -234,8 +292,10 @@ for t in ${TOUCH:-default}; do
     echo
     echo "# shimreplay --all $opt (touch: $t), $(date -u +%H:%MZ):"
     TMPDIR=/var/tmp "$sr" --all --quiet $opt "$trace" 2>&1 | tee "$OUT/replay.$t.txt"
-    TMPDIR=/var/tmp "$sr" --all --quiet --json $opt "$trace" >"$OUT/replay.$t.json" 2>"$W/sr.err" ||
+    if ! TMPDIR=/var/tmp "$sr" --all --quiet --json $opt "$trace" >"$OUT/replay.$t.json" 2>"$W/sr.err"; then
         echo "# shimreplay --all --json $opt: exit $?: $(head -c 300 "$W/sr.err")"
+        continue
+    fi
     [ -n "${REAL:-}" ] || continue
     python3 - "$OUT/replay.$t.json" "$REAL" "$t" <<'PY'
 import json, re, sys
