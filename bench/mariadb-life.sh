@@ -7,8 +7,9 @@
 # Reports per config: the peak RSS of the whole life (mariadbd's VmHWM at
 # the end), RSS and VmHWM at the end of the prepare, the highest RSS
 # sampled during the load (every 0.25 s, so a lower bound), the load's
-# queries/s, and the same for RssAnon (the heap, without code and the
-# segment), which is what a replay's RSS is compared with.
+# queries/s, and the RSS at the end of the prepare and the load's peak in
+# RssAnon too (the heap without code or the segment, as bench/fidelity.sh
+# counts a real run).
 #
 # CAPTURE=mid: a shimdump --capture=MID_SECS taken MID_AT s into the load,
 # kept in $OUT/mid.trace. CAPTURE=life: the life captured from the shim's
@@ -34,12 +35,15 @@
 # Usage: bench/mariadb-life.sh [CONFIGS...]   (from the build directory)
 #   CONFIGS: glibc, glibc-arenas1, jemalloc, tcmalloc (default: all four)
 #   env: MDB_SB_TABLES (4), MDB_SB_ROWS (500000), CACHE (256M), THREADS
-#   (16), SECS (60), SECONDARY (on: sysbench's default prepare, which builds
-#   the secondary index k after the insert, a MyRocks bulk index build;
-#   off: primary keys only, as bench/myrocks.sh), CAPTURE (none, mid or life), MID_AT (20), MID_SECS (20),
-#   START (safe; direct with CAPTURE=life), OUT (a directory that keeps the traces, the JSON and the samples;
-#   needed with CAPTURE), REAL, REPLAY (yes), TOUCH (shimreplay's --touch:
-#   its default when unset; several, space-separated, replay once each)
+#   (16), SECS (60), SECONDARY (on: sysbench's default prepare, which
+#   builds the secondary index k after the insert, a MyRocks bulk index
+#   build; off: primary keys only, as bench/myrocks.sh), CAPTURE (none, mid
+#   or life), MID_AT (20), MID_SECS (20), START (safe; direct with
+#   CAPTURE=life), OUT (a directory that keeps the traces, the JSON, the
+#   samples and the replays; needed with CAPTURE or TRACE), REAL, REPLAY
+#   (yes), TOUCH (shimreplay's --touch: its default when unset; several,
+#   space-separated, replay once each), TRACE (a trace kept before: no
+#   life, only its replay and the table)
 set -u
 
 configs=${*:-glibc glibc-arenas1 jemalloc tcmalloc}
@@ -69,7 +73,8 @@ fi
 case $CAPTURE in none|mid|life) ;; *) echo "mariadb-life.sh: CAPTURE: none, mid or life" >&2; exit 2 ;; esac
 START=${START:-$( [ "$CAPTURE" = life ] && echo direct || echo safe)}
 case $START in safe|direct) ;; *) echo "mariadb-life.sh: START: safe or direct" >&2; exit 2 ;; esac
-[ "$CAPTURE" = none ] || [ -n "${OUT:-}" ] || { echo "mariadb-life.sh: CAPTURE needs OUT" >&2; exit 2; }
+[ "$CAPTURE" = none ] && [ -z "${TRACE:-}" ] || [ -n "${OUT:-}" ] ||
+    { echo "mariadb-life.sh: CAPTURE and TRACE need OUT" >&2; exit 2; }
 if [ -n "${OUT:-}" ]; then
     mkdir -p "$OUT" || exit 2
     OUT=$(cd "$OUT" && pwd)
@@ -266,6 +271,10 @@ echo "# sysbench prepare $MDB_SB_TABLES x $MDB_SB_ROWS rows (ENGINE=ROCKSDB, $( 
     echo "the secondary index k built after the insert" || echo "primary keys only"), 4 threads, then a memtable flush);"
 echo "# oltp_read_write, $THREADS threads, $SECS s; rocksdb_block_cache_size=$CACHE, 16 KiB blocks; capture: $CAPTURE"
 echo "# $(mariadbd --version); $(sysbench --version)"
+if [ -n "${TRACE:-}" ]; then
+    # only the replay, of a trace this script kept before
+    CAPTURE=given
+else
 : >"$W/res"
 for c in $configs; do
     life "$c"
@@ -277,11 +286,12 @@ printf '%-14s %10s %12s %12s %10s %9s %9s %7s %12s %12s\n' config "life peak" "p
     "load peak" "end RSS" "qps" "prep s" "prep anon" "load anon"
 awk '{ printf "%-14s %10.0f %12.0f %12.0f %10.0f %9.0f %9.0f %7d %12.0f %12.0f\n",
        $1, $2 / 1024, $3 / 1024, $4 / 1024, $5 / 1024, $6 / 1024, $7, $8, $9 / 1024, $10 / 1024 }' "$W/res"
+fi
 
 [ "$CAPTURE" != none ] && [ "${REPLAY:-yes}" != no ] || exit 0
 sr="$build/tools/shimreplay"
 export MALLOCSHIM_LIB="$shim"
-trace="$OUT/$CAPTURE.trace"
+trace=${TRACE:-$OUT/$CAPTURE.trace}
 [ -s "$trace" ] || die "$trace: no trace"
 echo
 echo "# shimreplay --info $trace:"
@@ -311,7 +321,7 @@ if cal:
     print("# the capture's own process: peak %.0f MiB (%s), start %.0f, end %.0f, VmHWM before %.0f" % (
         cal["peak_rss_bytes"] / M, "VmHWM" if cal.get("peak_exact") else "sampled, a lower bound",
         cal["start_rss_bytes"] / M, cal["end_rss_bytes"] / M, cal["hwm_before_bytes"] / M))
-lim = (d.get("trace") or {}).get("limits")
+lim = d.get("limits")
 if lim:
     print("# limits: mid_life %s, history_higher %s, may_hold_more %s" % (
         lim.get("mid_life"), lim.get("history_higher"), lim.get("may_hold_more")))
