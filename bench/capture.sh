@@ -8,8 +8,12 @@
 # ops/s over the plain one's, median (min..max) over the rounds, and the
 # trace's events/s, bytes/s, bytes per event and drops.
 #
+# With START=1 the captured run is captured from its start instead
+# (capture_start, mallocshim.conf(5)): its whole life, the summary taken
+# from the trace (shimreplay --info).
+#
 # Usage: bench/capture.sh [ROUNDS] [SECONDS]   (from the build directory)
-# Environment: WORKLOADS ("bcsim dbbench"), BACKEND (glibc), THREADS (16);
+# Environment: WORKLOADS ("bcsim dbbench"), BACKEND (glibc), THREADS (16), START;
 # db_bench's DB as bench/dbbench.sh (DBBENCH_DB, DBBENCH_NUM, DBBENCH_CACHE).
 set -eu
 
@@ -46,9 +50,28 @@ one() {
     esac
     mode=$1
     shift
-    MALLOCSHIM_CONF="backend:$backend,shm_dir:$W" LD_PRELOAD="$shim" "$@" >"$W/out" 2>&1 &
+    start=
+    if [ "$mode" = captured ] && [ -n "${START:-}" ]; then
+        rm -f "$W/trace"
+        start=",capture_start:$W/trace"
+    fi
+    MALLOCSHIM_CONF="backend:$backend,shm_dir:$W$start" LD_PRELOAD="$shim" "$@" >"$W/out" 2>&1 &
     pid=$!
-    if [ "$mode" = captured ]; then
+    if [ -n "$start" ]; then
+        wait $pid
+        # the summary shimdump would print, from the trace
+        "$build/tools/shimreplay" --info --json "$W/trace" >"$W/info.json"
+        python3 - "$W/trace" "$W/info.json" >"$W/sum" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[2]))["trace"]
+s = t["duration_ns"] / 1e9
+mib = t["file_bytes"] / 2**20
+print(f"{sys.argv[1]}: {t['events']} events of {t['threads']} threads in {s:.1f} s; "
+      f"{mib:.1f} MiB ({mib / s:.1f} MiB/s)")
+print(f"{sys.argv[1]}: {t['dropped']} events dropped "
+      f"({100 * t['dropped'] / max(1, t['events'] + t['dropped']):.2f}%)")
+EOF
+    elif [ "$mode" = captured ]; then
         rm -f "$W/trace"
         n=0
         until grep -q "@mallocshim\.capture\.$pid\$" /proc/net/unix || [ $n -ge 1200 ]; do
@@ -57,7 +80,7 @@ one() {
         done
         "$sd" --capture=$((secs + 60)) -o "$W/trace" $pid >"$W/sum" 2>/dev/null || true
     fi
-    wait $pid
+    [ -n "$start" ] || wait $pid
     case $* in
     *bcsim*) sed -n 's/^ops .*(\([0-9]*\) ops\/s).*/\1/p' "$W/out" ;;
     *) sed -n 's/^readrandom *:.* \([0-9][0-9]*\) ops\/sec.*/\1/p' "$W/out" | tail -1 ;;

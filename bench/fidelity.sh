@@ -18,7 +18,9 @@
 # the run and lasts CAPTURE seconds.
 #
 # Usage: bench/fidelity.sh bcsim|dbbench [ROUNDS]   (from the build directory)
-# Environment: CAPTURE (20), CAPTURE_AT (1), THREADS (16), PACE (set: the
+# Environment: CAPTURE (20), CAPTURE_AT (1), THREADS (16), TOUCH (all: the
+# replays' --touch; a list, "first all", replays each trace under each and
+# prints a table for each), PACE (set: the
 # replays with --pace, each call at its captured time), COMPACT (set: the
 # replays with --compact-start, without the free space glibc held among
 # the starting heap); bcsim: CACHE
@@ -109,7 +111,11 @@ while [ $r -le "$rounds" ]; do
     echo "fidelity: $work round $r: captured under glibc, replayed under each config" >&2
     run "backend:glibc,record:on" "$W/cap.$r" capture
     cat "$W/cap.out" >&2
-    "$sr" --all --touch=all ${PACE:+--pace} ${COMPACT:+--compact-start} --json -q "$W/trace" >"$W/replay.$r.json"
+    for tm in ${TOUCH:-all}; do
+        "$sr" --all --touch=$tm ${PACE:+--pace} ${COMPACT:+--compact-start} --json -q "$W/trace" \
+            >"$W/replay.$r.$tm.json"
+        cp "$W/replay.$r.$tm.json" "$W/replay.$r.json"
+        echo "  --touch=$tm:" >&2
     # this round's capture beside its replays: the free space glibc held at
     # the capture's start (the captured config starts with it), and each
     # replay's RSS per live byte at the peak
@@ -123,19 +129,22 @@ runs = ", ".join(f'{r["config"]} {(r["peak_rss_bytes"] - r["base_rss_bytes"]) / 
 print(f"  captured run {pr / pl:.2f}; start free {free / 2**20:.0f} MiB" if free is not None
       else f"  captured run {pr / pl:.2f}; start free not said", f"; replays at the peak: {runs}", sep="")
 EOF
+    done
     r=$((r + 1))
 done
 
-python3 - "$W" "$rounds" "$names" "$work" <<'EOF'
+for tm in ${TOUCH:-all}; do
+echo "--touch=$tm${PACE:+ --pace}:"
+python3 - "$W" "$rounds" "$names" "$work" "$tm" <<'EOF'
 import json, sys, statistics as st
-W, rounds, names, work = sys.argv[1], int(sys.argv[2]), sys.argv[3].split("|"), sys.argv[4]
+W, rounds, names, work, tm = sys.argv[1], int(sys.argv[2]), sys.argv[3].split("|"), sys.argv[4], sys.argv[5]
 real = {n: [] for n in names}
 rep = {n: [] for n in names}
 for r in range(1, rounds + 1):
     for i, n in enumerate(names, 1):
         pr, er, pl, el = (int(x) for x in open(f"{W}/real.{r}.{i}").read().split())
         real[n].append((pr / pl, er / el))
-    for run in json.load(open(f"{W}/replay.{r}.json"))["runs"]:
+    for run in json.load(open(f"{W}/replay.{r}.{tm}.json"))["runs"]:
         b = run["base_rss_bytes"]
         rep[run["config"]].append(((run["peak_rss_bytes"] - b) / run["peak_live_bytes"],
                                    (run["end_rss_bytes"] - b) / run["end_live_bytes"]))
@@ -167,3 +176,4 @@ for k, what in ((0, "peak"), (1, "end")):
     print(f"ranking at the {what}: real {' < '.join(a)}")
     print(f"{'':>18}replay {' < '.join(b)}  ({'same' if a == b else 'differs'})")
 EOF
+done

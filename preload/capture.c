@@ -270,6 +270,8 @@ static void cap_put(unsigned op, uint64_t t, const void *id, const void *aux, ui
                     size_t usable, unsigned align_or_len)
 {
     struct cap_slot *s = rt.cap;
+    if (unlikely(rt.cap_off))
+        return;   /* the shim's own call (as_shim: the sampler's start), in a thread with a slot */
     if (unlikely(s == NULL || rt.cap_epoch != __atomic_load_n(&cs.epoch, __ATOMIC_RELAXED))) {
         s = cap_claim();
         if (s == NULL)

@@ -1,7 +1,8 @@
 /* capture: records every call of the malloc family, as the program makes
  * it, into a trace file (src/trace.h) for a number of seconds, when
- * `shimdump --capture` asks (src/capctl.h). Part of record: its state is
- * rec.h's, its writer is the sampler thread.
+ * `shimdump --capture` asks (src/capctl.h); or from the shim's start to
+ * the size limit or the exit, with `capture_start` (a whole life). Part of
+ * record: its state is rec.h's, its writer is the sampler thread.
  *
  * Off, it costs nothing on the calls: while no capture runs, the active
  * tables are record's own. A capture swaps in tables of wrappers (cap_ops

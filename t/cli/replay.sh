@@ -145,12 +145,13 @@ check "$SR" --all "$TR"
 rc=$?
 rows=0
 for c in $(echo "$configs" | tr ' |' '_ '); do
-    grep -Eq "^$(echo "$c" | tr '_' ' ') +[0-9.]+ [KMG]iB +[0-9.]+ [KMG]iB +[0-9.]+ +[0-9.]+ +[0-9]+$" "$TMP/out" &&
+    grep -Eq "^$(echo "$c" | tr '_' ' ')( \*)?( !)? +[0-9.]+ [KMG]iB +(-|[0-9.]+ [KMG]iB) +(-|[+-][0-9.]+%) +[0-9.]+ [KMG]iB +[0-9.]+ +[0-9.]+ +[0-9]+$" "$TMP/out" &&
         rows=$((rows + 1))
 done
 [ $rc -eq 0 ] && [ $rows -eq "$(echo "$configs" | tr '|' '\n' | wc -l)" ] &&
-    grep -q "^config  *peak RSS  *end RSS  *RSS/live  *RSS/live  *ops/s$" "$TMP/out" && [ ! -s "$TMP/err" ]
-ok $? "--all: the table, a row per config, nothing on stderr" || diag "$TMP/out"
+    grep -q "^config  *peak RSS  *predicted  *error  *end RSS  *RSS/live  *RSS/live  *ops/s$" "$TMP/out" &&
+    grep -q "^no prediction: .* carries no real RSS" "$TMP/out" && [ ! -s "$TMP/err" ]
+ok $? "--all: the table, a row per config, no prediction for a trace without the real RSS, nothing on stderr" || diag "$TMP/out"
 
 # The starting heap's free space (the trace's start_free): a replay under
 # the captured config (glibc, its arena count) leaves it as holes among the
@@ -165,7 +166,7 @@ check "$SR" --info "$TMP/f.trace"
 grep -qx "start free   32.0 MiB held free by glibc besides the live blocks; a replay under the same config starts with it" "$TMP/out"
 ok $? "--info: the free space at the start" || diag "$TMP/out"
 "$SR" --info --json "$TR" >"$TMP/nofree.json" 2>&1 && "$SR" --info --json "$TMP/f.trace" >"$TMP/free.json" 2>&1 &&
-    grep -q '"start_free_bytes": null}' "$TMP/nofree.json" && grep -q '"start_free_bytes": 33554432}' "$TMP/free.json"
+    grep -q '"start_free_bytes": null,' "$TMP/nofree.json" && grep -q '"start_free_bytes": 33554432,' "$TMP/free.json"
 ok $? "--info --json: start_free_bytes, null for a trace that has none" || { diag "$TMP/nofree.json"; diag "$TMP/free.json"; }
 check "$SR" --all --json --touch=all "$TMP/f.trace"
 rc=$?
@@ -279,7 +280,7 @@ printf 'X' | dd of="$TMP/head.trace" bs=1 seek=200 conv=notrunc 2>/dev/null
 one_line 5 ".*head.trace: corrupt header: checksum mismatch" "a trace with a byte changed in its header" "$SR" "$TMP/head.trace"
 cp "$TR" "$TMP/v9.trace"
 printf '\011' | dd of="$TMP/v9.trace" bs=1 seek=8 conv=notrunc 2>/dev/null
-one_line 4 ".*v9.trace: trace format 9, this shimreplay reads formats 1 to 3" "a trace of another format version" "$SR" "$TMP/v9.trace"
+one_line 4 ".*v9.trace: trace format 9, this shimreplay reads formats 1 to 4" "a trace of another format version" "$SR" "$TMP/v9.trace"
 one_line 5 ".*: not a mallocshim trace (bad magic number)" "a foreign file" "$SR" "$TMP/compare.py"
 : >"$TMP/empty.trace"
 one_line 5 ".*empty.trace: not a mallocshim trace (empty file)" "an empty file" "$SR" "$TMP/empty.trace"

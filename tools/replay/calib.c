@@ -15,8 +15,11 @@ void calib_real_of(const struct trace_file *f, struct calib_real *out)
     out->from_start = v4 && (f->hdr.flags & TRACE_F_FROM_START);
     out->mid_life = !out->from_start;
     if (!v4 || !(f->hdr.flags & TRACE_F_RSS)) {
-        snprintf(out->why, sizeof out->why, "a trace of format %u carries no real RSS%s",
-                 f->hdr.version, v4 ? " (not read at capture)" : "");
+        if (v4)
+            snprintf(out->why, sizeof out->why, "the trace carries no real RSS (its writer read none)");
+        else
+            snprintf(out->why, sizeof out->why, "a trace of format %u carries no real RSS",
+                     f->hdr.version);
         return;
     }
     out->start_rss = f->hdr.rss_start;
@@ -49,10 +52,11 @@ static uint64_t shifted(uint64_t real, uint64_t x, uint64_t cap)
 }
 
 void calib_predict(const struct calib_real *real, int cap_ok, uint64_t cap_peak, uint64_t cap_end,
-                   const char *backend, uint64_t peak, uint64_t end, struct calib_pred *out)
+                   const char *backend, int captured, uint64_t peak, uint64_t end,
+                   struct calib_pred *out)
 {
     memset(out, 0, sizeof *out);
-    out->may_hold_more = real->history_higher && calib_keeps_freed(backend);
+    out->may_hold_more = real->mid_life && !captured && calib_keeps_freed(backend);
     if (!real->known || !cap_ok)
         return;
     out->known = 1;

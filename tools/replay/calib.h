@@ -38,13 +38,18 @@ struct calib_pred {
     uint64_t peak, end;        /* real + (replayed - replayed_captured), 0 at least */
     double error;              /* replayed_captured / real peak - 1: the same for every config */
     int64_t error_bytes;       /* replayed_captured - real peak */
-    int may_hold_more;         /* real->history_higher and calib_keeps_freed(backend) */
+    int may_hold_more;         /* a mid-life capture, a config other than the captured
+                                  one, whose allocator keeps freed memory */
 };
 
-/* The prediction for a config of `backend` whose replay peaked at `peak`
- * and ended at `end`, given the captured config's replay (cap_ok: it ran;
- * cap_peak, cap_end). */
+/* The prediction for a config of `backend` (`captured`: the captured
+ * config) whose replay peaked at `peak` and ended at `end`, given the
+ * captured config's replay (cap_ok: it ran; cap_peak, cap_end). The
+ * captured config's real figures hold its life before the capture; no
+ * other config's do: one that keeps freed memory may hold more of that
+ * life than the replay shows (may_hold_more), whatever the calibration. */
 void calib_predict(const struct calib_real *real, int cap_ok, uint64_t cap_peak, uint64_t cap_end,
-                   const char *backend, uint64_t peak, uint64_t end, struct calib_pred *out);
+                   const char *backend, int captured, uint64_t peak, uint64_t end,
+                   struct calib_pred *out);
 
 #endif

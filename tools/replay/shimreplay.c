@@ -63,7 +63,7 @@ static struct {
     uint64_t max_events;       /* --max-events; 0: TRACE_EVENTS_PER_BYTE_MAX a byte */
     uint64_t max_memory;       /* --max-memory; 0: what the host has (memory_available) */
     char lib[PATH_MAX];
-} opt = { "glibc", 0, "", 0, 0, 0, 0, REPLAY_TOUCH_FIRST, 0, 60, 0, 0, 0, 0, "" };
+} opt = { "glibc", 0, "", 0, 0, 0, 0, REPLAY_TOUCH_ALL, 0, 60, 0, 0, 0, 0, "" };
 
 static int err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int err(int code, const char *fmt, ...)
@@ -461,7 +461,8 @@ static void calibrate(struct run *runs, int nruns)
             cap = &runs[i];
     for (int i = 0; i < nruns; i++)
         calib_predict(&real, cap != NULL, cap ? cap->r.peak_rss : 0, cap ? cap->r.end_rss : 0,
-                      runs[i].cfg.backend, runs[i].r.peak_rss, runs[i].r.end_rss, &runs[i].pred);
+                      runs[i].cfg.backend, runs[i].captured, runs[i].r.peak_rss, runs[i].r.end_rss,
+                      &runs[i].pred);
     if (real.known && !cap)
         snprintf(real.why, sizeof real.why, "the captured config was %s",
                  nruns > 1 || opt.all ? "not replayed, or failed" : "not the one replayed");
@@ -562,14 +563,17 @@ static int limits_line(char *buf, size_t len)
     if (real.history_higher)
         snprintf(buf, len, "captured mid-life: before the capture the process reached %s of RSS, "
                  "above the %s it held during it; glibc's arenas and tcmalloc's page heap keep "
-                 "freed memory, so those configs may hold more than predicted; to capture the "
-                 "whole life, set capture_start = PATH in its config (mallocshim.conf(5))",
+                 "freed memory, so those configs (but the captured one, whose real figure holds "
+                 "its past) may hold more than predicted; to capture the whole life, set "
+                 "capture_start = PATH in its config (mallocshim.conf(5))",
                  size_str(a, sizeof a, real.hwm_before), size_str(b, sizeof b, real.peak));
     else
-        snprintf(buf, len, "captured mid-life: what the process did before the capture is not "
-                 "in the trace%s; to capture the whole life, set capture_start = PATH in its "
-                 "config (mallocshim.conf(5))",
-                 real.known ? " (its RSS never went higher before)" : "");
+        snprintf(buf, len, "captured mid-life: what the process did before the capture (a bulk "
+                 "load, say) is not in the trace%s; glibc's arenas and tcmalloc's page heap keep "
+                 "freed memory, so those configs (but the captured one) may hold more of it than "
+                 "predicted; to capture the whole life, set capture_start = PATH in its config "
+                 "(mallocshim.conf(5))",
+                 real.known ? " (its RSS was never higher before)" : "");
     return 1;
 }
 
@@ -623,7 +627,7 @@ static void json_limits(const struct run *runs, int nruns)
     printf(",\n \"limits\": {\"mid_life\": %s, \"history_higher\": %s, \"may_hold_more\": [",
            real.mid_life ? "true" : "false", real.history_higher ? "true" : "false");
     int n = 0;
-    if (nruns < 0 && real.history_higher)
+    if (nruns < 0 && real.mid_life)
         printf("\"glibc\", \"tcmalloc\"");
     for (int i = 0; i < nruns; i++)
         if (runs[i].pred.may_hold_more) {
@@ -714,6 +718,30 @@ static void print_info(const char *path, const struct trace_file *f, const struc
         printf("clock        %" PRIu64 " events went back in time within their thread\n", s->clamped);
 }
 
+/* Prints text as lines of at most 78 columns, broken at blanks, the
+ * second and later indented by 2. */
+static void print_wrapped(const char *text)
+{
+    const size_t width = 78;
+    size_t col = 0;
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, " ");
+        if (col && col + 1 + n > width) {
+            printf("\n  ");
+            col = 2;
+        } else if (col) {
+            putchar(' ');
+            col++;
+        }
+        printf("%.*s", (int)n, p);
+        col += n;
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
+    putchar('\n');
+}
+
 static void print_table(const char *path, const struct trace_file *f, const struct plan_stats *s,
                         const struct run *runs, int nruns)
 {
@@ -762,19 +790,25 @@ static void print_table(const char *path, const struct trace_file *f, const stru
                "  from the live blocks alone (--compact-start: all do)\n",
                size_str(a, sizeof a, marked->r.spaced), f->hdr.backend_name,
                size_str(b, sizeof b, f->hdr.start_free));
+    char line[640];
     if (real.known && cap && cap->pred.known)
-        printf("\nreal: the process peaked at %s over the capture (%s), %s at its end;\n"
-               "  its replay under the captured config peaked at %s: error %+.1f%%, carried\n"
-               "  to each prediction (real peak + replayed - replayed of the captured config)\n",
-               size_str(a, sizeof a, real.peak),
-               real.peak_exact ? "the kernel's VmHWM" : "the highest RSS read every 100 ms",
-               size_str(b, sizeof b, real.end), size_str(c, sizeof c, cap->r.peak_rss),
-               cap->pred.error * 100.0);
+        snprintf(line, sizeof line, "real: the process peaked at %s over the capture (%s), %s at "
+                 "its end; its replay under the captured config peaked at %s: error %+.1f%%, "
+                 "carried to each prediction (real peak + replayed - replayed of the captured "
+                 "config)", size_str(a, sizeof a, real.peak),
+                 real.peak_exact ? "the kernel's VmHWM" : "the highest RSS read every 100 ms",
+                 size_str(b, sizeof b, real.end), size_str(c, sizeof c, cap->r.peak_rss),
+                 cap->pred.error * 100.0);
     else
-        printf("\nno prediction: %s\n", real.why);
-    char line[512];
-    if (limits_line(line, sizeof line))
-        printf("\n%s%s\n", any_bang ? "! " : "", line);
+        snprintf(line, sizeof line, "no prediction: %s", real.why);
+    putchar('\n');
+    print_wrapped(line);
+    if (any_bang)
+        line[0] = '!', line[1] = ' ';
+    if (limits_line(line + (any_bang ? 2 : 0), sizeof line - 2)) {
+        putchar('\n');
+        print_wrapped(line);
+    }
 }
 
 /* ---- main ---- */
@@ -793,8 +827,8 @@ static void usage(FILE *f)
           "                        jemalloc, tcmalloc (those this build has); one table\n"
           "  -c, --conf=PAIRS      more shim config pairs for the replays (MALLOCSHIM_CONF\n"
           "                        syntax), such as jemalloc.dirty_decay_ms:1000\n"
-          "  -t, --touch=WHAT      first: write the first 64 bytes of each block (default);\n"
-          "                        all: write every page of it; none\n"
+          "  -t, --touch=WHAT      all: write every page of each block (default);\n"
+          "                        first: its first 64 bytes only; none\n"
           "      --pace            each thread's calls at their times in the trace (the\n"
           "                        replay lasts as long as the trace), not as fast as it goes\n"
           "      --compact-start   the starting heap without the free space the allocator\n"
