@@ -87,6 +87,7 @@ W=$(mktemp -d /var/tmp/mallocshim-life.XXXXXX)
 chmod 711 "$W"
 MDB="$W/srv"
 MDB_SAFE=""
+MDB_PID=""
 sampler=""
 capper=""
 cleanup() {
@@ -310,11 +311,15 @@ for t in ${TOUCH:-default}; do
     python3 - "$OUT/replay.$t.json" "$REAL" "$t" <<'PY'
 import json, re, sys
 d = json.load(open(sys.argv[1]))
-real = {}
+lives = {}
 for l in open(sys.argv[2]):
     m = re.match(r"(glibc|glibc-arenas1|jemalloc|tcmalloc)\s+(\d+)\s", l)
     if m:
-        real[m.group(1).replace("glibc-arenas1", "glibc arenas:1")] = float(m.group(2))
+        lives.setdefault(m.group(1).replace("glibc-arenas1", "glibc arenas:1"), []).append(float(m.group(2)))
+# the mean of every life of a config in the file, said with its range
+real = {c: sum(v) / len(v) for c, v in lives.items()}
+print("# real: the life peak's mean over the lives in %s: %s" % (sys.argv[2], ", ".join(
+    "%s %.0f (%d: %.0f..%.0f)" % (c, real[c], len(v), min(v), max(v)) for c, v in lives.items())))
 M = 1 << 20
 cal = (d.get("trace") or {}).get("real")
 if cal:
@@ -342,10 +347,17 @@ for r in d["runs"]:
           "%.0f" % (rp / M) if rp else "-", "%.2f" % (rp / M / real[c]) if rp else "-",
           "%.0f" % (pr / M) if pr else "-", "%+.1f%%" % ((pr / M / real[c] - 1) * 100) if pr else "-",
           "%+.1f%%" % (ce * 100) if ce is not None else "-", " !" if r.get("may_hold_more") else ""))
+# two configs whose real peaks lie closer than one config's lives spread
+# (the real side's own noise) are a tie: neither order of them is wrong
+noise = max([max(v) - min(v) for v in lives.values()] + [0])
 def rank(i):
     return [c for c, *v in sorted((x for x in rows if x[i] is not None), key=lambda x: x[i])]
-print("# ranking, least memory first: real %s; replayed %s (%s); predicted %s (%s)" % (
-    rank(1), rank(2), "right" if rank(2) == rank(1) else "wrong", rank(3),
-    "right" if rank(3) == rank(1) else "wrong"))
+def verdict(i):
+    bad = ["%s above %s" % (a[0], b[0]) for a in rows for b in rows
+           if a[i] is not None and b[i] is not None and a[1] < b[1] - noise and a[i] > b[i]]
+    return "right" if not bad else "wrong: " + ", ".join(bad)
+print("# ranking, least memory first: real %s; replayed %s (%s); predicted %s (%s);"
+      " real peaks within %.0f MiB of each other (the widest spread of one config's lives) count as a tie" % (
+    rank(1), rank(2), verdict(2), rank(3), verdict(3), noise))
 PY
 done
