@@ -1123,16 +1123,30 @@ void capture_poll(void)
     }
 }
 
-/* capture_start's PATH with %p (the pid) and %% put in, into start_path.
- * Returns 0, or ENAMETOOLONG. */
+/* capture_start's PATH with %p (the pid), %e (the program's name, as
+ * glibc has it from argv[0], up to 64 bytes, each byte but letters, digits,
+ * '.', '_' and '-' made '_') and %% put in, into start_path. %e tells apart
+ * the images of one pid: mysqld_safe's `nohup mariadbd` is nohup's image,
+ * then mariadbd's. Returns 0, or ENAMETOOLONG. */
 static int cap_start_name(const char *pat)
 {
     size_t o = 0;
     for (const char *p = pat; *p; p++) {
-        char num[24];
+        char num[72];
         const char *put = num;
         if (p[0] == '%' && p[1] == 'p') {
             fmt_buf(num, sizeof num, "%u", (unsigned)getpid());
+            p++;
+        } else if (p[0] == '%' && p[1] == 'e') {
+            const char *e = program_invocation_short_name;
+            size_t k = 0;
+            for (; e && e[k] && k < 64; k++)
+                num[k] = (e[k] >= 'a' && e[k] <= 'z') || (e[k] >= 'A' && e[k] <= 'Z') ||
+                                 (e[k] >= '0' && e[k] <= '9') || e[k] == '.' || e[k] == '_' ||
+                                 e[k] == '-' ? e[k] : '_';
+            if (k == 0 || (k <= 2 && num[0] == '.'))
+                num[k++] = '_';   /* never empty, ".", or ".." */
+            num[k] = '\0';
             p++;
         } else if (p[0] == '%' && p[1] == '%') {
             num[0] = '%', num[1] = '\0';

@@ -109,6 +109,8 @@ int dispatch_init(void)
         backend_glibc_start(&conf, &ops, err, sizeof err);
     }
     const char *segment = "none";
+    if (!conf.record && conf.capture_start[0])
+        log_msg("capture_start is ignored: record is off (a capture needs the recorder)");
     if (conf.record) {
         const struct backend_ops *rec;
         if (record_start(&conf, ops, set_table, &rec) == 0) {

@@ -107,6 +107,23 @@ ok $((rc + $?)) "capture_max:1m ends the trace whole (trailer, real RSS), bcsim 
 ok $? "the file stops past 1 MiB by less than 1 MiB ($size bytes), bcsim's report whole, nothing on stderr" ||
     diag "$TMP/bc.err"
 
+# Two images of one pid (mysqld_safe's `nohup mariadbd`): with %e, each its
+# own file, the second image's life whole.
+mkdir -p "$TMP/e"
+MALLOCSHIM_CONF="backend:glibc,capture_start:$TMP/e/%e.%p.trace" LD_PRELOAD="$SHIM" \
+    nohup "$BC" --threads=2 --cache=8M --duration=1 >"$TMP/bc.out" 2>"$TMP/bc.err"
+rc=$?
+bt=$(ls "$TMP/e"/bcsim.*.trace 2>/dev/null)
+[ $rc -eq 0 ] && [ -n "$bt" ] && [ -e "$TMP/e/nohup.${bt##*/bcsim.}" ] &&
+    ! grep -q capture_start "$TMP/bc.err" &&
+    "$SR" --info --json "$bt" >"$TMP/e.json" 2>&1 &&
+    python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["trace"]
+assert t["complete"] and t["from_start"], t' "$TMP/e.json"
+ok $? "capture_start with %e under nohup: nohup.PID.trace and bcsim.PID.trace, bcsim's whole ($(ls "$TMP/e" | tr '\n' ' '))" ||
+    { diag "$TMP/bc.err"; diag "$TMP/e.json"; }
+
 # A write that fails: one line, the program unharmed.
 (trap '' XFSZ; ulimit -f 200; exec env MALLOCSHIM_CONF="backend:glibc,capture_start:$TMP/fsize.trace" \
     LD_PRELOAD="$SHIM" "$BC" --threads=2 --cache=8M --duration=1 >"$TMP/bc.out" 2>"$TMP/bc.err")
