@@ -333,8 +333,11 @@ static void rec_free_chunk(void *p)
 
 #ifdef HAVE_JEMALLOC
 /* The usable size and KOFF of each of jemalloc's size classes, for
- * rec_free_je: filled by rec_ops_init from its table, read-only after. */
-static struct ug je_cls[JE_NSIZES];
+ * rec_free_je (its large classes reach far past 4 GiB): filled by
+ * rec_ops_init from its table, read-only after. */
+static struct {
+    size_t usable, koff;
+} je_cls[JE_NSIZES];
 
 /* rec_free_je's block that the tree does not know: the backend's answer. */
 __attribute__((noinline))
@@ -819,8 +822,8 @@ const struct backend_ops *rec_ops_init(const struct backend_ops *backend)
 #ifdef HAVE_JEMALLOC
     if (backend->usable_live == je_usable_tree) {
         for (unsigned c = 0; c < JE_NSIZES; c++) {
-            size_t u = je_sz_index2size_tab[c];
-            je_cls[c] = (struct ug){ (uint32_t)(u <= UINT32_MAX ? u : 0), (uint32_t)koff_of(u) };
+            je_cls[c].usable = je_sz_index2size_tab[c];
+            je_cls[c].koff = koff_of(je_cls[c].usable);
         }
         rec_ops.free = rec_free_je;
     }
