@@ -20,16 +20,11 @@ int backend_info_xml(FILE *fp, int options, const char *backend, const char *ver
 
 size_t backend_probe_size(size_t i)
 {
-    size_t n;
     if (i < 64)
-        n = 1 + 16 * i;
-    else if (i < 124)
-        n = 1024 + 256 * (i - 64) + 7;
-    else if (i < 184)
-        n = 16384 + 4096 * (i - 124) + 9;
-    else if (i < BACKEND_PROBES)
-        n = ((size_t)1 << (18 + (i - 184) / 3)) + (i % 3) * 8 - 8;
-    else
-        return 0;
-    return n <= (8u << 20) ? n : 0;
+        return 4 + 12 * i;                           /* to 760, 12 apart */
+    if (i < 96)
+        return 768 + 512 * (i - 64) + 5;             /* to 16 KiB */
+    if (i < 104)
+        return ((size_t)32768 << (i - 96) / 2) + (i % 2) * 12288 + 3;   /* to 268 KiB */
+    return 0;
 }

@@ -94,25 +94,25 @@ size_t glibc_usable_chunk(void *p);
 
 #ifdef HAVE_JEMALLOC
 /* malloc_usable_size of a live block of the embedded jemalloc (5.3), from
- * its radix tree, as its own free finds a block's size class: the global
+ * its radix tree, as its own isalloc reads a block's size class: the global
  * tree (arena_emap_global's rtree) has 2^18 roots, by bits 30-47 of the
  * address, each a leaf of 2^18 words, by bits 12-29; a word holds the size
  * class in its top 16 bits, and the class's usable size is in
- * sz_index2size_tab. 12 or so instructions where msje_malloc_usable_size
- * took 40 (it looks the block's extent up whole, to check it). Both names
- * are jemalloc's internal ones, in the archive linked into this library;
- * the layout (JE_ROOT_OFF, the bits, JE_NSIZES) is jemalloc's build's,
- * not its API: the backend checks at start that this answers as
- * malloc_usable_size does, reading through the kernel (process_vm_readv)
- * so that a layout not as expected cannot fault, and sets usable_live to
- * je_usable_tree only then. Returns 0 where the tree has no answer (not a
- * block of jemalloc's): the caller asks the call. je_class_inline gives
- * the class itself, for a table of the caller's by class. */
+ * sz_index2size_tab. Both names are jemalloc's internal ones, in the
+ * archive linked into this library; the layout (JE_ROOT_OFF, the bits,
+ * JE_NSIZES) is jemalloc's build's, not its API: the backend checks at
+ * start that this answers as malloc_usable_size does, reading the leaves
+ * through a pipe so that a layout not as expected cannot fault, and sets
+ * usable_live to je_usable_tree only then. For a block of jemalloc's only:
+ * an address in no leaf gives JE_NSIZES (the caller asks the call), one in
+ * a leaf but in no block (never written: 0) gives class 0. je_class_inline
+ * gives the class itself, for a table of the caller's by class. */
 extern char je_arena_emap_global[];
 extern const size_t je_sz_index2size_tab[];
 #define JE_ROOT_OFF 0x78
 #define JE_NSIZES 232u
-/* The size class of p: JE_NSIZES or more where the tree has none. */
+/* The size class of live block p: JE_NSIZES or more where its leaf is missing
+ * or cleared. */
 static inline unsigned je_class_inline(const void *p)
 {
     uintptr_t k = (uintptr_t)p;
@@ -132,11 +132,11 @@ size_t je_usable_tree(void *p);
 #endif
 
 /* The i-th request size of a backend's start-up check of a fast usable-size
- * lookup against malloc_usable_size: 1 B to 8 MiB, by 16 B to 1 KiB, by 256 B
- * to 16 KiB, by 4 KiB to 256 KiB, then either side of each power of two to
- * 8 MiB (every small class of jemalloc and tcmalloc, their larger ones, and
- * large blocks); 0 past the last (BACKEND_PROBES). */
-#define BACKEND_PROBES (64 + 60 + 60 + 18)
+ * lookup against malloc_usable_size: 4 B to 760 B, 12 B apart (a request
+ * in every small class of jemalloc's and tcmalloc's, which are 16 B apart or
+ * more there), then to 16 KiB by 512 B, then 32 KiB to 268 KiB; 0 past the
+ * last (BACKEND_PROBES). */
+#define BACKEND_PROBES 104
 size_t backend_probe_size(size_t i);
 
 /* Writes a malloc_info(3)-style XML document with the given numbers, for

@@ -53,7 +53,7 @@ static const char *tc_direct(void *h, char *why, size_t len)
         size_t n = backend_probe_size(i);
         if (n == 0)
             continue;
-        void *p = (i & 1) && i < 184 ? tc_ops.aligned(64, n) : tc_ops.malloc(n);
+        void *p = (i & 1) && i < 96 ? tc_ops.aligned(64, n) : tc_ops.malloc(n);
         if (!p)
             continue;
         size_t want = tc_ops.usable(p), got = get(self, p);
