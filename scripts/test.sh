@@ -14,8 +14,9 @@ if [ "${SKIP_DISTCHECK:-0}" != 1 ]; then
     # The package's own build runs the suite again, with a quarter of the
     # fuzz inputs (make check ran the full count on this build) and without
     # the MariaDB test and the longest others (minutes each: seeds under
-    # every backend, the scrape endpoint's abuse, the diagnosis programs;
-    # make check ran them on this build; t/lib.sh, distcheck_light).
+    # every backend, the scrape endpoint's abuse, the diagnosis programs,
+    # forks under load, the replays, thousands of threads; make check ran
+    # them on this build; t/lib.sh, distcheck_light).
     MALLOCSHIM_DISTCHECK=1 FUZZ_RUNS=1500 FUZZ_LF_RUNS=500 make -j"$(nproc)" distcheck >distcheck.log 2>&1 ||
         { status=1; tail -n 40 distcheck.log; }
     echo "distcheck: $(grep -c 'archives ready for distribution' distcheck.log) archive(s) ready (log: distcheck.log)"

@@ -15,6 +15,7 @@
 # busy threads, whose trace replays.
 # No timing is asserted: waits are polls with hang guards.
 . "$TOP_SRCDIR/t/lib.sh"
+distcheck_light   # make check runs it on these sources; distcheck's pass skips it (CI time)
 
 if [ "${HAVE_ZSTD:-no}" != yes ]; then
     skip "shimdump --capture" "built without libzstd"
