@@ -67,6 +67,17 @@ distcheck_light() {
     fi
 }
 
+# listening PID: until PID listens for captures (its sampler has started;
+# 60 s hang guard).
+listening() {
+    _w=0
+    while ! grep -q "@mallocshim\.capture\.$1\$" /proc/net/unix && [ $_w -lt 600 ]; do
+        sleep 0.1
+        _w=$((_w + 1))
+    done
+    grep -q "@mallocshim\.capture\.$1\$" /proc/net/unix
+}
+
 diag() {
     sed 's/^/# /' "$@" >&2
 }

@@ -29,17 +29,6 @@ TC="$TOP_BUILDDIR/t/replay/tracecat"
 CP="$TOP_BUILDDIR/t/integration/capprog"
 export MALLOCSHIM_LIB="$SHIM"
 
-# listening PID: until PID listens for captures (its sampler has started;
-# 60 s hang guard).
-listening() {
-    _w=0
-    while ! grep -q "@mallocshim\.capture\.$1\$" /proc/net/unix && [ $_w -lt 600 ]; do
-        sleep 0.1
-        _w=$((_w + 1))
-    done
-    grep -q "@mallocshim\.capture\.$1\$" /proc/net/unix
-}
-
 # compare.py TRACECAT LOG: the log's calls are the trace's events, thread by
 # thread, in order; nothing else is in the trace.
 cat >"$TMP/compare.py" <<'EOF'

@@ -109,8 +109,7 @@ BC="$TOP_BUILDDIR/tools/bcsim"
 MALLOCSHIM_CONF="interval_ms:100,shm_dir:$TMP/shm" LD_PRELOAD="$SHIM" "$BC" -t 2 -c 16M -d 600 >"$TMP/bc.out" 2>&1 &
 bc=$!
 wait_for "$TMP/shm/mallocshim.$bc" 600
-i=0
-while ! grep -q "@mallocshim\.capture\.$bc\$" /proc/net/unix && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+listening $bc
 
 "$SD" --set sample_bytes:64k "$bc" >"$TMP/o1" 2>"$TMP/e1"
 rc=$?

@@ -31,16 +31,6 @@ PF="$TOP_BUILDDIR/t/integration/peakfree"
 BC="$TOP_BUILDDIR/tools/bcsim"
 export MALLOCSHIM_LIB="$SHIM"
 
-# listening PID: until PID listens for captures (60 s hang guard).
-listening() {
-    _w=0
-    while ! grep -q "@mallocshim\.capture\.$1\$" /proc/net/unix && [ $_w -lt 600 ]; do
-        sleep 0.1
-        _w=$((_w + 1))
-    done
-    grep -q "@mallocshim\.capture\.$1\$" /proc/net/unix
-}
-
 # count.py SEG.json INFO.json TRACECAT: the trace's allocations and frees
 # up to the segment's snapshot (the program idle around it) against the
 # segment's counters, which count a realloc as a free and an allocation.
