@@ -1189,7 +1189,7 @@ const struct backend_ops *capture_init(const struct conf *c, const struct backen
         return rec;
     if (cap_start_name(c->capture_start) != 0) {
         fmt_buf(start_path, sizeof start_path, "%s", c->capture_start);
-        log_msg("capture_start: %s: the name is too long with the pid put in; no trace, "
+        log_msg("capture_start: %s: the name is too long with %%p and %%e put in; no trace, "
                 "recording goes on", start_path);
         return rec;
     }

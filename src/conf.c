@@ -81,7 +81,7 @@ static const struct key keys[] = {
     { "track", CONF_K_TRACK, KIND_BOOL, 0, 1, F(track),
       "on or off (off: sizes are counted, no block is tracked)" },
     { "capture_start", CONF_K_CAPTURE_START, KIND_PATH, 0, 0, F(capture_start),
-      "an absolute file path (%p: the pid)" },
+      "an absolute file path (%p: the pid, %e: the program's name, %%: a %)" },
 };
 
 static const char *const backend_names[] = { "glibc", "jemalloc", "tcmalloc" };
