@@ -132,27 +132,80 @@ for i in range(len(names)):
         assert k in d["runs"][i], k
 EOF
 ok $((rc + $?)) "--all --json: one run per config ($configs), each complete" || diag "$TMP/py"
+# Three replays of each (--all's default): the median replay's figures,
+# the spread, and the ranking by the documented rule (shimreplay(1),
+# Ranking), recomputed here from each replay's peak.
+python3 - "$TMP/all.json" >"$TMP/py" 2>&1 <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+runs = d["runs"]
+for r in runs:
+    p = r["peak_rss_runs"]
+    assert r["repeats"] == 3 and len(p) == 3 and len(r["end_rss_runs"]) == 3, r
+    assert r["peak_rss_bytes"] == sorted(p)[1], r
+    i = p.index(r["peak_rss_bytes"])
+    assert r["end_rss_bytes"] == r["end_rss_runs"][i], r
+    assert (r["peak_rss_min_bytes"], r["peak_rss_max_bytes"]) == (min(p), max(p)), r
+order = sorted(runs, key=lambda r: r["peak_rss_bytes"])
+groups, top = [], 0
+for r in order:
+    if not groups or min(r["peak_rss_runs"]) > top:
+        groups.append([])
+        top = 0
+    groups[-1].append(r["config"])
+    top = max(top, max(r["peak_rss_runs"]))
+    assert r["rank"] == len(groups) - 1, (r["config"], r["rank"], groups)
+assert d["ranking"] == {"repeats": 3, "groups": groups}, (d["ranking"], groups)
+print(groups)
+EOF
+ok $? "--all: 3 replays of each config, the median replay's figures, the ranking by the rule ($(tail -n 1 "$TMP/py"))" ||
+    diag "$TMP/py"
 # Each config in its own process, on its own backend and arena count.
 n=0
 for c in 0 1 2 4; do
     grep -q "backend glibc .*config backend:glibc,arenas:$c,.*record:0" "$TMP/all.err" && n=$((n + 1))
 done
-[ $n -eq 4 ] && [ "$(grep -c '^mallocshim: pid ' "$TMP/all.err")" -eq "$(echo "$configs" | tr '|' '\n' | wc -l)" ] &&
-    [ "$(grep '^mallocshim: pid ' "$TMP/all.err" | sed 's/: backend.*//' | sort -u | wc -l)" -eq \
-      "$(echo "$configs" | tr '|' '\n' | wc -l)" ]
-ok $? "--all: each config in a process of its own, with its arenas" || diag "$TMP/all.err"
+nconf=$(echo "$configs" | tr '|' '\n' | wc -l)
+[ $n -eq 4 ] && [ "$(grep -c '^mallocshim: pid ' "$TMP/all.err")" -eq $((3 * nconf)) ] &&
+    [ "$(grep '^mallocshim: pid ' "$TMP/all.err" | sed 's/: backend.*//' | sort -u | wc -l)" -eq $((3 * nconf)) ]
+ok $? "--all: each replay of each config in a process of its own, with its arenas" || diag "$TMP/all.err"
 
 check "$SR" --all "$TR"
 rc=$?
 rows=0
 for c in $(echo "$configs" | tr ' |' '_ '); do
-    grep -Eq "^$(echo "$c" | tr '_' ' ')( \*)?( !)? +[0-9.]+ [KMG]iB +(-|[0-9.]+ [KMG]iB) +(-|[+-][0-9.]+%) +[0-9.]+ [KMG]iB +[0-9.]+ +[0-9.]+ +[0-9]+$" "$TMP/out" &&
+    grep -Eq "^$(echo "$c" | tr '_' ' ')( \*)?( !)? +[0-9.]+ [KMG]iB +[0-9]+\.[0-9]% +(-|[0-9.]+ [KMG]iB) +(-|[+-][0-9.]+%) +[0-9.]+ [KMG]iB +[0-9.]+ +[0-9.]+ +[0-9]+$" "$TMP/out" &&
         rows=$((rows + 1))
 done
-[ $rc -eq 0 ] && [ $rows -eq "$(echo "$configs" | tr '|' '\n' | wc -l)" ] &&
-    grep -q "^config  *peak RSS  *predicted  *error  *end RSS  *RSS/live  *RSS/live  *ops/s$" "$TMP/out" &&
+[ $rc -eq 0 ] && [ $rows -eq "$nconf" ] &&
+    grep -q "^config  *peak RSS  *spread  *predicted  *error  *end RSS  *RSS/live  *RSS/live  *ops/s$" "$TMP/out" &&
+    grep -q "^  *median  *of 3  *peak RSS  *at peak  *at end *$" "$TMP/out" &&
+    grep -q "^peak RSS: the median of 3 replays per config" "$TMP/out" &&
     grep -q "^no prediction: .* carries no real RSS" "$TMP/out" && [ ! -s "$TMP/err" ]
-ok $? "--all: the table, a row per config, no prediction for a trace without the real RSS, nothing on stderr" || diag "$TMP/out"
+ok $? "--all: the table, a row per config with its spread, no prediction for a trace without the real RSS, nothing on stderr" || diag "$TMP/out"
+# The ranking line names every config once, joined by < and =.
+tr '\n' ' ' <"$TMP/out" | sed 's/  */ /g' >"$TMP/flat"
+n=0
+for c in $(echo "$configs" | tr ' |' '_ '); do
+    grep -Eq "ranking, least peak RSS first, over 3 replays each:(.* [<=])? $(echo "$c" | tr '_' ' ')( !)?( [<=]|\. )" "$TMP/flat" && n=$((n + 1))
+done
+[ $n -eq "$nconf" ]
+ok $? "--all: the ranking line, every config in it" || diag "$TMP/out"
+check "$SR" --all --repeat=1 "$TR"
+rc=$?
+tr '\n' ' ' <"$TMP/out" | sed 's/  */ /g' >"$TMP/flat"
+[ $rc -eq 0 ] && grep -q "^config  *peak RSS  *predicted  *error  *end RSS" "$TMP/out" &&
+    grep -q "ranking, least peak RSS first, one replay each: .* --repeat=3 shows which of these differences are beyond that" "$TMP/flat" &&
+    ! grep -q "spread\|median" "$TMP/out"
+ok $? "--all --repeat=1: no spread column, and the ranking says what one replay cannot tell" || diag "$TMP/out"
+check "$SR" --backend=glibc --repeat=2 --json "$TR"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+r, = d["runs"]
+assert r["repeats"] == 2 and len(r["peak_rss_runs"]) == 2 and r["peak_rss_bytes"] == min(r["peak_rss_runs"]), r
+assert d["ranking"] == {"repeats": 2, "groups": [["glibc"]]}, d["ranking"]' "$TMP/out" >"$TMP/py" 2>&1
+ok $? "--repeat=2 under one config: 2 replays, the lower of the middle two" || diag "$TMP/py"
 
 # The starting heap's free space (the trace's start_free): a replay under
 # the captured config (glibc, its arena count) leaves it as holes among the
@@ -302,6 +355,10 @@ done
 one_line 2 "--arenas=many: give a count from 0 to 4096" "a bad arena count" "$SR" --arenas=many "$TR"
 one_line 2 "--all replays every config: no --backend or --arenas with it" "--all with --backend" \
     "$SR" --all --backend=glibc "$TR"
+one_line 2 "--repeat=0: give a count from 1 to 20" "--repeat=0" "$SR" --repeat=0 "$TR"
+one_line 2 "--repeat=21: give a count from 1 to 20" "--repeat=21" "$SR" --all --repeat=21 "$TR"
+one_line 2 "--info replays nothing: no --all, --backend, --arenas or --repeat with it" "--info with --repeat" \
+    "$SR" --info --repeat=3 "$TR"
 one_line 2 "which trace FILE?" "no file" "$SR"
 one_line 2 "--frobnicate: unknown option" "an unknown option" "$SR" --frobnicate "$TR"
 # A trace of another user's, mode 0600 (as root: read as nobody).

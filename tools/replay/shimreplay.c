@@ -29,6 +29,11 @@
 extern char **environ;
 
 #define CONFIGS_MAX 8
+#define REPEAT_MAX 20
+/* --all's default count of replays per config: the spread of three tells
+ * a difference from the replay's own noise (thread interleaving, the
+ * allocators' timed purges on a busy host) well enough to rank by. */
+#define REPEAT_ALL 3
 
 struct config {
     char name[48];             /* "glibc", "glibc arenas:2" */
@@ -42,7 +47,14 @@ struct run {
     uint64_t start_free;       /* the free space asked of it (start_free_for); what it
                                   left is r.spaced */
     int captured;              /* the captured config (is_captured) */
-    struct replay_result r;
+    int nrep;                  /* replays done (opt.repeat unless one failed) */
+    uint64_t peaks[REPEAT_MAX], ends[REPEAT_MAX];   /* each replay's, in order */
+    uint64_t peak_min, peak_max;
+    int group;                 /* its place in the ranking (rank): 0 the least memory;
+                                  configs of one group were not told apart */
+    int pos;                   /* its place in the order of median peaks (rank) */
+    struct replay_result r;    /* the replay whose peak is the median (the lower of
+                                  the middle two for an even count) */
     struct calib_pred pred;    /* its prediction (calibrate) */
 };
 
@@ -57,13 +69,14 @@ static struct {
     int all, json, info, quiet;
     int touch;
     int pace;
+    int repeat;                /* --repeat; 0: 1, or REPEAT_ALL with --all */
     unsigned stall_s;
     int progress;              /* stderr is a terminal, and not --quiet */
     int compact;               /* --compact-start */
     uint64_t max_events;       /* --max-events; 0: TRACE_EVENTS_PER_BYTE_MAX a byte */
     uint64_t max_memory;       /* --max-memory; 0: what the host has (memory_available) */
     char lib[PATH_MAX];
-} opt = { "glibc", 0, "", 0, 0, 0, 0, REPLAY_TOUCH_ALL, 0, 60, 0, 0, 0, 0, "" };
+} opt = { "glibc", 0, "", 0, 0, 0, 0, REPLAY_TOUCH_ALL, 0, 0, 60, 0, 0, 0, 0, "" };
 
 static int err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int err(int code, const char *fmt, ...)
@@ -387,7 +400,7 @@ static char **worker_env(const struct config *c, char *pairs, size_t len)
 
 /* Reads the worker's lines: progress to the terminal, the result into *r.
  * Returns 1 when a result came. */
-static int read_reports(int fd, const struct config *c, struct replay_result *r)
+static int read_reports(int fd, const char *label, struct replay_result *r)
 {
     char buf[4096];
     size_t have = 0;
@@ -407,7 +420,7 @@ static int read_reports(int fd, const struct config *c, struct replay_result *r)
             char b[64];
             *nl = '\0';
             if (sscanf(line, "progress %" SCNu64 " %" SCNu64, &done, &total) == 2)
-                progress(c->name, done, total);
+                progress(label, done, total);
             else if (replay_parse_result(line, r, b, sizeof b) == 0)
                 got = 1;
             line = nl + 1;
@@ -468,7 +481,7 @@ static void calibrate(struct run *runs, int nruns)
                  nruns > 1 || opt.all ? "not replayed, or failed" : "not the one replayed");
 }
 
-static int run_one(int plan_fd, const struct config *c, uint64_t start_free,
+static int run_one(int plan_fd, const struct config *c, uint64_t start_free, const char *label,
                    struct replay_result *r)
 {
     char pairs[1024], a_plan[16], a_report[16], a_touch[8], a_stall[16], a_pace[4], a_free[24];
@@ -508,7 +521,7 @@ static int run_one(int plan_fd, const struct config *c, uint64_t start_free,
     free(env);
     close(p[1]);
     memset(r, 0, sizeof *r);
-    got = read_reports(p[0], c, r);
+    got = read_reports(p[0], label, r);
     close(p[0]);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
@@ -524,6 +537,84 @@ static int run_one(int plan_fd, const struct config *c, uint64_t start_free,
         return err(DX_SYS, "the replay under %s: %" PRIu64 " allocations failed (its allocator "
                    "refused them): not the trace's calls, so no figures", c->name, r->failed);
     return DX_OK;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Replays config u->cfg opt.repeat times, each in a fresh process; stops
+ * at the first that fails (it has said why), which fails the config. Its
+ * figures are those of the replay with the median peak. */
+static int replay_config(int plan_fd, struct run *u)
+{
+    struct replay_result rs[REPEAT_MAX];
+    uint64_t sorted[REPEAT_MAX];
+    char label[sizeof u->cfg.name + 32];
+    int n = opt.repeat;
+    u->nrep = 0;
+    for (int k = 0; k < n; k++) {
+        if (n > 1)
+            snprintf(label, sizeof label, "%s, %d of %d", u->cfg.name, k + 1, n);
+        else
+            snprintf(label, sizeof label, "%s", u->cfg.name);
+        int rc = run_one(plan_fd, &u->cfg, u->start_free, label, &rs[k]);
+        if (rc != DX_OK) {
+            memset(&u->r, 0, sizeof u->r);
+            return rc;
+        }
+        u->peaks[k] = rs[k].peak_rss;
+        u->ends[k] = rs[k].end_rss;
+        u->nrep = k + 1;
+    }
+    memcpy(sorted, u->peaks, (size_t)n * sizeof sorted[0]);
+    qsort(sorted, (size_t)n, sizeof sorted[0], cmp_u64);
+    u->peak_min = sorted[0];
+    u->peak_max = sorted[n - 1];
+    for (int k = 0; k < n; k++)
+        if (rs[k].peak_rss == sorted[(n - 1) / 2]) {
+            u->r = rs[k];
+            break;
+        }
+    return DX_OK;
+}
+
+/* The ranking by peak RSS, least first, into each run's group: configs in
+ * the order of their (median) replayed peaks; one joins the group before
+ * it where its lowest replayed peak is not above the highest of that
+ * group's: their replays overlap, and the order between them is the
+ * replay's noise, not the allocators'. (Predictions rank as the replays
+ * do: each is the same real figure plus its replayed difference.) Returns
+ * the number of groups. */
+static int rank(struct run *runs, int nruns)
+{
+    int order[CONFIGS_MAX], n = 0, groups = 0;
+    uint64_t top = 0;
+    for (int i = 0; i < nruns; i++) {
+        runs[i].group = runs[i].pos = -1;
+        if (runs[i].rc == DX_OK)
+            order[n++] = i;
+    }
+    for (int a = 1; a < n; a++)   /* insertion sort: at most CONFIGS_MAX */
+        for (int b = a; b > 0 && runs[order[b]].r.peak_rss < runs[order[b - 1]].r.peak_rss; b--) {
+            int t = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = t;
+        }
+    for (int k = 0; k < n; k++) {
+        struct run *u = &runs[order[k]];
+        u->pos = k;
+        if (k == 0 || u->peak_min > top) {
+            groups++;
+            top = 0;
+        }
+        u->group = groups - 1;
+        if (u->peak_max > top)
+            top = u->peak_max;
+    }
+    return groups;
 }
 
 /* ---- Output ---- */
@@ -642,6 +733,14 @@ static void json_limits(const struct run *runs, int nruns)
     printf("}");
 }
 
+static int runs_ok(const struct run *runs, int nruns)
+{
+    int n = 0;
+    for (int i = 0; i < nruns; i++)
+        n += runs[i].rc == DX_OK;
+    return n;
+}
+
 static void print_json(const char *path, const struct trace_file *f, const struct plan_stats *s,
                        const struct run *runs, int nruns)
 {
@@ -667,6 +766,18 @@ static void print_json(const char *path, const struct trace_file *f, const struc
                        r->peak_rss, r->end_rss, r->base_rss, s->peak_live, s->end_live,
                        ratio(r->peak_rss, s->peak_live), ratio(r->end_rss, s->end_live), r->ops,
                        (double)r->ns / 1e9, per_s(r), r->blocked, r->failed, r->lost, r->clobbered);
+            printf(", \"repeats\": %d, \"peak_rss_runs\": [", u->nrep);
+            for (int k = 0; k < u->nrep; k++)
+                printf("%s%" PRIu64, k ? ", " : "", u->peaks[k]);
+            printf("], \"end_rss_runs\": [");
+            for (int k = 0; k < u->nrep; k++)
+                printf("%s%" PRIu64, k ? ", " : "", u->ends[k]);
+            printf("]");
+            if (u->rc == DX_OK)
+                printf(", \"peak_rss_min_bytes\": %" PRIu64 ", \"peak_rss_max_bytes\": %" PRIu64
+                       ", \"rank\": %d", u->peak_min, u->peak_max, u->group);
+            else
+                printf(", \"peak_rss_min_bytes\": null, \"peak_rss_max_bytes\": null, \"rank\": null");
             printf(", \"captured\": %s", u->captured ? "true" : "false");
             if (u->rc == DX_OK && u->pred.known)
                 printf(", \"predicted_peak_rss_bytes\": %" PRIu64 ", \"predicted_end_rss_bytes\": %"
@@ -677,7 +788,16 @@ static void print_json(const char *path, const struct trace_file *f, const struc
                        ", \"calibration_error\": null, \"calibration_error_bytes\": null");
             printf(", \"may_hold_more\": %s}", u->pred.may_hold_more ? "true" : "false");
         }
-        printf("\n ]");
+        printf("\n ],\n \"ranking\": {\"repeats\": %d, \"groups\": [", opt.repeat);
+        for (int k = 0, last = -1; k < nruns; k++)
+            for (int i = 0; i < nruns; i++) {
+                if (runs[i].pos != k)
+                    continue;
+                printf("%s", last < 0 ? "[" : last == runs[i].group ? ", " : "], [");
+                json_str(runs[i].cfg.name);
+                last = runs[i].group;
+            }
+        printf("%s]}", runs_ok(runs, nruns) ? "]" : "");
     }
     json_limits(runs, nruns);
     printf("}\n");
@@ -742,6 +862,42 @@ static void print_wrapped(const char *text)
     putchar('\n');
 }
 
+/* The ranking (rank) as a line into buf: 1, or 0 where fewer than two
+ * configs have figures. */
+static int ranking_line(const struct run *runs, int nruns, char *buf, size_t len)
+{
+    int n = runs_ok(runs, nruns), last = -1, ties = 0;
+    size_t at;
+    if (n < 2)
+        return 0;
+    if (opt.repeat > 1)
+        at = (size_t)snprintf(buf, len, "ranking, least peak RSS first, over %d replays each:",
+                              opt.repeat);
+    else
+        at = (size_t)snprintf(buf, len, "ranking, least peak RSS first, one replay each:");
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < nruns; i++) {
+            if (runs[i].pos != k || at >= len)
+                continue;
+            int g = runs[i].group;
+            ties += last == g;
+            at += (size_t)snprintf(buf + at, len - at, "%s%s%s", last < 0 ? " " : last == g ? " = " : " < ",
+                                   runs[i].cfg.name, runs[i].pred.may_hold_more ? " !" : "");
+            last = g;
+        }
+    if (at >= len)
+        return 1;
+    if (opt.repeat > 1)
+        snprintf(buf + at, len - at, "%s", ties ? ". Configs joined by = are not told apart: "
+                 "their replays' peaks overlap, so the order between them is the replay's own "
+                 "noise, not the allocators'" : ".");
+    else
+        snprintf(buf + at, len - at, ". A replay's peak moves from one run to the next (the "
+                 "threads' order, the allocators' timed purges; more on a busy host): "
+                 "--repeat=3 shows which of these differences are beyond that");
+    return 1;
+}
+
 static void print_table(const char *path, const struct trace_file *f, const struct plan_stats *s,
                         const struct run *runs, int nruns)
 {
@@ -753,15 +909,19 @@ static void print_table(const char *path, const struct trace_file *f, const stru
            size_str(a, sizeof a, s->peak_live), size_str(b, sizeof b, s->end_live),
            size_str(c, sizeof c, s->start_bytes), real.from_start ? " (captured from the start)" : "",
            opt.pace ? "; paced at the trace's times" : "");
-    printf("%-17s %11s %11s %7s %11s %9s %9s %11s\n", "config", "peak RSS", "predicted", "error",
-           "end RSS", "RSS/live", "RSS/live", "ops/s");
-    printf("%-17s %11s %11s %7s %11s %9s %9s %11s\n", "", "replayed", "peak RSS", "", "", "at peak",
+    int many = opt.repeat > 1;
+    char nrep[16];
+    snprintf(nrep, sizeof nrep, "of %d", opt.repeat);
+    printf("%-17s %11s %*s%11s %7s %11s %9s %9s %11s\n", "config", "peak RSS", many ? 7 : 0,
+           many ? "spread " : "", "predicted", "error", "end RSS", "RSS/live", "RSS/live", "ops/s");
+    printf("%-17s %11s %*s%11s %7s %11s %9s %9s %11s\n", "", many ? "median" : "replayed",
+           many ? 6 : 0, many ? nrep : "", many ? " peak RSS" : "peak RSS", "", "", "at peak",
            "at end", "");
     for (int i = 0; i < nruns; i++) {
         const struct run *u = &runs[i];
         if (u->rc != DX_OK) {
-            printf("%-17s %11s %11s %7s %11s %9s %9s %11s   (failed: exit %d)\n", u->cfg.name, "-",
-                   "-", "-", "-", "-", "-", "-", u->rc);
+            printf("%-17s %11s %*s%11s %7s %11s %9s %9s %11s   (failed: exit %d)\n", u->cfg.name,
+                   "-", many ? 7 : 0, many ? "     - " : "", "-", "-", "-", "-", "-", "-", u->rc);
             continue;
         }
         char name[sizeof u->cfg.name + 4], err[16] = "-";
@@ -773,15 +933,24 @@ static void print_table(const char *path, const struct trace_file *f, const stru
         } else {
             snprintf(d, sizeof d, "-");
         }
-        printf("%-17s %11s %11s %7s %11s %9.2f %9.2f %11.0f\n", name,
-               size_str(a, sizeof a, u->r.peak_rss), d, err, size_str(b, sizeof b, u->r.end_rss),
-               ratio(u->r.peak_rss, s->peak_live), ratio(u->r.end_rss, s->end_live), per_s(&u->r));
+        char spread[16] = "";
+        if (many)
+            snprintf(spread, sizeof spread, "%5.1f%% ",
+                     100.0 * ratio(u->peak_max - u->peak_min, u->r.peak_rss));
+        printf("%-17s %11s %s%11s %7s %11s %9.2f %9.2f %11.0f\n", name,
+               size_str(a, sizeof a, u->r.peak_rss), spread, d, err,
+               size_str(b, sizeof b, u->r.end_rss), ratio(u->r.peak_rss, s->peak_live),
+               ratio(u->r.end_rss, s->end_live), per_s(&u->r));
         if (u->start_free)
             marked = u;
         if (u->captured)
             cap = u;
         any_bang |= u->pred.may_hold_more;
     }
+    if (many)
+        printf("\npeak RSS: the median of %d replays per config, each in a fresh process; spread:\n"
+               "  their highest less their lowest, of that median. The other columns are the\n"
+               "  median replay's.\n", opt.repeat);
     if (cap)
         printf("\n* the captured config%s", marked ? "" : "\n");
     if (marked)
@@ -803,6 +972,10 @@ static void print_table(const char *path, const struct trace_file *f, const stru
         snprintf(line, sizeof line, "no prediction: %s", real.why);
     putchar('\n');
     print_wrapped(line);
+    if (ranking_line(runs, nruns, line, sizeof line)) {
+        putchar('\n');
+        print_wrapped(line);
+    }
     if (any_bang)
         line[0] = '!', line[1] = ' ';
     if (limits_line(line + (any_bang ? 2 : 0), sizeof line - 2)) {
@@ -823,12 +996,15 @@ static void usage(FILE *f)
           "  -b, --backend=NAME    glibc (default), jemalloc or tcmalloc\n"
           "  -a, --arenas=N        arena count (glibc M_ARENA_MAX, jemalloc narenas);\n"
           "                        0: the backend's default\n"
-          "  -A, --all             one replay per config: glibc, glibc arenas:1, 2 and 4,\n"
+          "  -A, --all             replays of each config: glibc, glibc arenas:1, 2 and 4,\n"
           "                        jemalloc, tcmalloc (those this build has); one table\n"
           "  -c, --conf=PAIRS      more shim config pairs for the replays (MALLOCSHIM_CONF\n"
           "                        syntax), such as jemalloc.dirty_decay_ms:1000\n"
           "  -t, --touch=WHAT      all: write every page of each block (default);\n"
           "                        first: its first 64 bytes only; none\n"
+          "  -r, --repeat=N        replay each config N times (1-20; default 3 with --all,\n"
+          "                        else 1): the median, the spread, and a ranking that\n"
+          "                        does not order configs whose replays overlap\n"
           "      --pace            each thread's calls at their times in the trace (the\n"
           "                        replay lasts as long as the trace), not as fast as it goes\n"
           "      --compact-start   the starting heap without the free space the allocator\n"
@@ -919,6 +1095,7 @@ int main(int argc, char **argv)
         { "touch", required_argument, NULL, 't' },
         { "stall", required_argument, NULL, O_STALL },
         { "pace", no_argument, NULL, O_PACE },
+        { "repeat", required_argument, NULL, 'r' },
         { "compact-start", no_argument, NULL, O_COMPACT },
         { "max-events", required_argument, NULL, O_MAX_EVENTS },
         { "max-memory", required_argument, NULL, O_MAX_MEMORY },
@@ -940,7 +1117,7 @@ int main(int argc, char **argv)
     if (argc == 9 && !strcmp(argv[1], "--worker"))
         return worker_main(argv);
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "b:a:Ac:t:ijqhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "b:a:Ac:t:r:ijqhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'b':
             if (strcmp(optarg, "glibc") && strcmp(optarg, "jemalloc") && strcmp(optarg, "tcmalloc"))
@@ -979,6 +1156,11 @@ int main(int argc, char **argv)
                 return err(DX_USAGE, "--stall=%s: give seconds from 1 to 86400", optarg);
             opt.stall_s = (unsigned)v;
             break;
+        case 'r':
+            if (parse_long(optarg, 1, REPEAT_MAX, &v))
+                return err(DX_USAGE, "--repeat=%s: give a count from 1 to %d", optarg, REPEAT_MAX);
+            opt.repeat = (int)v;
+            break;
         case O_MAX_EVENTS: {
             char *end;
             errno = 0;
@@ -1008,8 +1190,11 @@ int main(int argc, char **argv)
     }
     if (opt.all && (set_backend || set_arenas))
         return err(DX_USAGE, "--all replays every config: no --backend or --arenas with it");
-    if (opt.info && (opt.all || set_backend || set_arenas))
-        return err(DX_USAGE, "--info replays nothing: no --all, --backend or --arenas with it");
+    if (opt.info && (opt.all || set_backend || set_arenas || opt.repeat))
+        return err(DX_USAGE, "--info replays nothing: no --all, --backend, --arenas or --repeat "
+                   "with it");
+    if (!opt.repeat)
+        opt.repeat = opt.all ? REPEAT_ALL : 1;
     if (argc - optind != 1)
         return err(DX_USAGE, argc == optind ? "which trace FILE?" : "one trace FILE at a time");
     path = argv[optind];
@@ -1059,11 +1244,12 @@ int main(int argc, char **argv)
             runs[i].cfg = cfgs[i];
             runs[i].start_free = start_free_for(&f, &cfgs[i]);
             runs[i].captured = is_captured(&f, &cfgs[i]);
-            runs[i].rc = run_one(plan_fd, &cfgs[i], runs[i].start_free, &runs[i].r);
+            runs[i].rc = replay_config(plan_fd, &runs[i]);
             if (runs[i].rc != DX_OK && worst == DX_OK)
                 worst = runs[i].rc;
         }
         calibrate(runs, ncfg);
+        rank(runs, ncfg);
         /* A single replay that failed has said why; --all shows the others. */
         if (opt.all || worst == DX_OK) {
             if (opt.json)
