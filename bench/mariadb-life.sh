@@ -42,8 +42,9 @@
 #   CAPTURE=life), OUT (a directory that keeps the traces, the JSON, the
 #   samples and the replays; needed with CAPTURE or TRACE), REAL, REPLAY
 #   (yes), TOUCH (shimreplay's --touch: its default when unset; several,
-#   space-separated, replay once each), TRACE (a trace kept before: no
-#   life, only its replay and the table)
+#   space-separated, replay once each), REPEAT (shimreplay --repeat: 3),
+#   PACE (1: shimreplay --pace, each replay as long as the life),
+#   TRACE (a trace kept before: no life, only its replay and the table)
 set -u
 
 configs=${*:-glibc glibc-arenas1 jemalloc tcmalloc}
@@ -61,6 +62,7 @@ MDB_SB_TABLES=${MDB_SB_TABLES:-4}
 MDB_SB_ROWS=${MDB_SB_ROWS:-500000}
 MDB_MAX_CONN=$((THREADS + 16))
 SECONDARY=${SECONDARY:-on}
+REPEAT=${REPEAT:-3}
 . "$top/bench/lib.sh"
 . "$top/t/lib-mariadb.sh"
 
@@ -300,11 +302,32 @@ echo "# shimreplay --info $trace:"
 for t in ${TOUCH:-default}; do
     opt=""
     [ "$t" = default ] || opt="--touch=$t"
+    [ "${PACE:-0}" = 1 ] && opt="$opt --pace"
     echo
-    echo "# shimreplay --all $opt (touch: $t), $(date -u +%H:%MZ):"
-    TMPDIR=/var/tmp "$sr" --all --quiet $opt "$trace" 2>&1 | tee "$OUT/replay.$t.txt"
-    if ! TMPDIR=/var/tmp "$sr" --all --quiet --json $opt "$trace" >"$OUT/replay.$t.json" 2>"$W/sr.err"; then
-        echo "# shimreplay --all --json $opt: exit $?: $(head -c 300 "$W/sr.err")"
+    echo "# shimreplay --all --repeat=$REPEAT $opt (touch: $t), $(date -u +%H:%MZ):"
+    TMPDIR=/var/tmp "$sr" --all --quiet --repeat="$REPEAT" --json $opt "$trace" >"$OUT/replay.$t.json" 2>"$W/sr.err"
+    rc=$?
+    # a table of the replays from their JSON (shimreplay --all without
+    # --json prints its own), each replay's peak beside it
+    [ -s "$OUT/replay.$t.json" ] && python3 - "$OUT/replay.$t.json" <<'PY' | tee "$OUT/replay.$t.txt"
+import json, sys
+d = json.load(open(sys.argv[1]))
+M = 1 << 20
+print("%-16s %9s %19s %10s %9s" % ("config", "peak MiB", "range", "predicted", "end MiB"))
+for r in d["runs"]:
+    if r.get("exit"):
+        print("%-16s failed: exit %d" % (r["config"], r["exit"]))
+        continue
+    pr = r.get("predicted_peak_rss_bytes")
+    print("%-16s %9.0f %19s %10s %9.0f%s" % (r["config"] + (" *" if r["captured"] else ""), r["peak_rss_bytes"] / M,
+          "%.0f..%.0f" % (r["peak_rss_min_bytes"] / M, r["peak_rss_max_bytes"] / M),
+          "%.0f" % (pr / M) if pr else "-", r["end_rss_bytes"] / M, " !" if r["may_hold_more"] else ""))
+print("# each replay's peak, MiB: " + "; ".join("%s %s" % (r["config"], " ".join("%.0f" % (p / M) for p in r["peak_rss_runs"]))
+      for r in d["runs"]))
+print("# shimreplay's ranking: " + " < ".join(" = ".join(g) for g in d["ranking"]["groups"]))
+PY
+    if [ $rc -ne 0 ]; then
+        echo "# shimreplay --all --json $opt: exit $rc: $(head -c 300 "$W/sr.err")"
         continue
     fi
     [ -n "${REAL:-}" ] || continue
@@ -347,17 +370,44 @@ for r in d["runs"]:
           "%.0f" % (rp / M) if rp else "-", "%.2f" % (rp / M / real[c]) if rp else "-",
           "%.0f" % (pr / M) if pr else "-", "%+.1f%%" % ((pr / M / real[c] - 1) * 100) if pr else "-",
           "%+.1f%%" % (ce * 100) if ce is not None else "-", " !" if r.get("may_hold_more") else ""))
-# two configs whose real peaks lie closer than one config's lives spread
-# (the real side's own noise) are a tie: neither order of them is wrong
-noise = max([max(v) - min(v) for v in lives.values()] + [0])
-def rank(i):
-    return [c for c, *v in sorted((x for x in rows if x[i] is not None), key=lambda x: x[i])]
-def verdict(i):
-    bad = ["%s above %s" % (a[0], b[0]) for a in rows for b in rows
-           if a[i] is not None and b[i] is not None and a[1] < b[1] - noise and a[i] > b[i]]
-    return "right" if not bad else "wrong: " + ", ".join(bad)
-print("# ranking, least memory first: real %s; replayed %s (%s); predicted %s (%s);"
-      " real peaks within %.0f MiB of each other (the widest spread of one config's lives) count as a tie" % (
-    rank(1), rank(2), verdict(2), rank(3), verdict(3), noise))
+# The ranking, by shimreplay's rule (shimreplay(1), Ranking): each
+# config's peaks span its lowest to its highest; configs whose spans
+# overlap, directly or through others, are one group (=: not told apart);
+# within a group, by median. The real side from its lives' peaks, the
+# replay's from each replay's peak, both over the configs that have lives
+# (a config without, as glibc arenas:2, would join others). Right: no pair
+# in the opposite order; each pair one side tells apart and the other does
+# not is said.
+def groups_of(spans):
+    gs, top = [], 0
+    for c, lo, mid, hi in sorted(spans, key=lambda x: (x[1], x[2])):
+        if not gs or lo > top:
+            gs.append([])
+        gs[-1].append((mid, c))
+        top = hi if len(gs[-1]) == 1 else max(top, hi)
+    return [[c for m, c in sorted(g)] for g in gs]
+med = lambda v: sorted(v)[(len(v) - 1) // 2]
+real_groups = groups_of([(c, min(v), med(v), max(v)) for c, v in lives.items()])
+rep_groups = groups_of([(r["config"], min(r["peak_rss_runs"]), r["peak_rss_bytes"], max(r["peak_rss_runs"]))
+                        for r in d["runs"] if r["config"] in real and r.get("peak_rss_runs")])
+def place(gs):
+    return {c: i for i, g in enumerate(gs) for c in g}
+pr, pp = place(real_groups), place(rep_groups)
+wrong, coarser, finer = [], [], []
+cs = [c for c in real if c in pp]
+for a in cs:
+    for b in cs:
+        if pr[a] < pr[b] and pp[a] > pp[b]:
+            wrong.append("%s above %s" % (a, b))
+        elif pr[a] < pr[b] and pp[a] == pp[b]:
+            coarser.append("%s < %s" % (a, b))
+        elif pr[a] == pr[b] and pp[a] < pp[b]:
+            finer.append("%s < %s" % (a, b))
+fmt = lambda gs: " < ".join(" = ".join(g) for g in gs)
+print("# ranking, least peak first (=: not told apart): real (%d lives each) %s; replayed (%d replays each) %s: %s%s%s" % (
+    min((len(v) for v in lives.values()), default=0), fmt(real_groups), d["ranking"]["repeats"], fmt(rep_groups),
+    "right" if not wrong else "WRONG: " + ", ".join(wrong),
+    "; real lives tell apart, replays do not: " + ", ".join(coarser) if coarser else "",
+    "; replays tell apart, real lives do not: " + ", ".join(finer) if finer else ""))
 PY
 done

@@ -146,16 +146,27 @@ for r in runs:
     i = p.index(r["peak_rss_bytes"])
     assert r["end_rss_bytes"] == r["end_rss_runs"][i], r
     assert (r["peak_rss_min_bytes"], r["peak_rss_max_bytes"]) == (min(p), max(p)), r
-order = sorted(runs, key=lambda r: r["peak_rss_bytes"])
-groups, top = [], 0
-for r in order:
-    if not groups or min(r["peak_rss_runs"]) > top:
-        groups.append([])
-        top = 0
-    groups[-1].append(r["config"])
-    top = max(top, max(r["peak_rss_runs"]))
-    assert r["rank"] == len(groups) - 1, (r["config"], r["rank"], groups)
-assert d["ranking"] == {"repeats": 3, "groups": groups}, (d["ranking"], groups)
+# The documented rule, checked as properties: every replay of a group
+# peaked below every replay of the next; within a group the configs'
+# spans overlap, directly or through others; in a group, by median.
+groups = d["ranking"]["groups"]
+by = {r["config"]: r for r in runs}
+assert sorted(c for g in groups for c in g) == sorted(by), (groups, list(by))
+span = lambda c: (min(by[c]["peak_rss_runs"]), max(by[c]["peak_rss_runs"]))
+for g, h in zip(groups, groups[1:]):
+    assert max(span(c)[1] for c in g) < min(span(c)[0] for c in h), (g, h, [span(c) for c in g + h])
+for i, g in enumerate(groups):
+    seen = {g[0]}
+    while True:
+        more = {c for c in g if c not in seen and any(span(c)[0] <= span(x)[1] and span(x)[0] <= span(c)[1] for x in seen)}
+        if not more:
+            break
+        seen |= more
+    assert seen == set(g), (g, [span(c) for c in g])
+    meds = [by[c]["peak_rss_bytes"] for c in g]
+    assert meds == sorted(meds), (g, meds)
+    assert all(by[c]["rank"] == i for c in g), g
+assert d["ranking"]["repeats"] == 3, d["ranking"]
 print(groups)
 EOF
 ok $? "--all: 3 replays of each config, the median replay's figures, the ranking by the rule ($(tail -n 1 "$TMP/py"))" ||
@@ -183,7 +194,7 @@ done
     grep -q "^peak RSS: the median of 3 replays per config" "$TMP/out" &&
     grep -q "^no prediction: .* carries no real RSS" "$TMP/out" && [ ! -s "$TMP/err" ]
 ok $? "--all: the table, a row per config with its spread, no prediction for a trace without the real RSS, nothing on stderr" || diag "$TMP/out"
-# The ranking line names every config once, joined by < and =.
+# The ranking line names every config, joined by < and =.
 tr '\n' ' ' <"$TMP/out" | sed 's/  */ /g' >"$TMP/flat"
 n=0
 for c in $(echo "$configs" | tr ' |' '_ '); do
@@ -198,6 +209,23 @@ tr '\n' ' ' <"$TMP/out" | sed 's/  */ /g' >"$TMP/flat"
     grep -q "ranking, least peak RSS first, one replay each: .* --repeat=3 shows which of these differences are beyond that" "$TMP/flat" &&
     ! grep -q "spread\|median" "$TMP/out"
 ok $? "--all --repeat=1: no spread column, and the ranking says what one replay cannot tell" || diag "$TMP/out"
+# A replay that fails ends its config's repeats: one line each, exit 6,
+# no figures, no rank (thread 0 of every replay stops at its call 100).
+SHIMREPLAY_TEST_HANG=0:100 "$SR" --all --repeat=2 --stall=1 --json "$TR" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+python3 - "$TMP/out" "$TMP/err" "$nconf" >"$TMP/py" 2>&1 <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+err = open(sys.argv[2]).read().splitlines()
+runs = d["runs"]
+assert len(runs) == int(sys.argv[3]) and len(err) == len(runs), (len(runs), err)
+for r in runs:
+    assert r["exit"] == 6 and r["repeats"] == 0 and r["peak_rss_runs"] == [] and r["rank"] is None, r
+    assert r["peak_rss_min_bytes"] is None and "peak_rss_bytes" not in r, r
+assert d["ranking"] == {"repeats": 2, "groups": []}, d["ranking"]
+EOF
+ok $(( (rc != 6) + $? )) "--all --repeat=2, every first replay stalled: exit 6, a line and no figures per config, no ranking (exit $rc)" ||
+    { diag "$TMP/py"; diag "$TMP/err"; }
 check "$SR" --backend=glibc --repeat=2 --json "$TR"
 python3 -c '
 import json, sys

@@ -526,16 +526,16 @@ static int run_one(int plan_fd, const struct config *c, uint64_t start_free, con
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (WIFSIGNALED(status))
-        return err(DX_SYS, "the replay under %s (%s) died of signal %d (%s)", c->name, pairs,
+        return err(DX_SYS, "the replay under %s (%s) died of signal %d (%s)", label, pairs,
                    WTERMSIG(status), strsignal(WTERMSIG(status)));
     if (WEXITSTATUS(status) != 0)
         return WEXITSTATUS(status);   /* it said why, in one line */
     if (!got)
-        return err(DX_SYS, "the replay under %s ended without a result", c->name);
+        return err(DX_SYS, "the replay under %s ended without a result", label);
     /* Its figures would be those of another trace, without those blocks. */
     if (r->failed)
         return err(DX_SYS, "the replay under %s: %" PRIu64 " allocations failed (its allocator "
-                   "refused them): not the trace's calls, so no figures", c->name, r->failed);
+                   "refused them): not the trace's calls, so no figures", label, r->failed);
     return DX_OK;
 }
 
@@ -557,7 +557,7 @@ static int replay_config(int plan_fd, struct run *u)
     u->nrep = 0;
     for (int k = 0; k < n; k++) {
         if (n > 1)
-            snprintf(label, sizeof label, "%s, %d of %d", u->cfg.name, k + 1, n);
+            snprintf(label, sizeof label, "%s (replay %d of %d)", u->cfg.name, k + 1, n);
         else
             snprintf(label, sizeof label, "%s", u->cfg.name);
         int rc = run_one(plan_fd, &u->cfg, u->start_free, label, &rs[k]);
@@ -581,13 +581,33 @@ static int replay_config(int plan_fd, struct run *u)
     return DX_OK;
 }
 
-/* The ranking by peak RSS, least first, into each run's group: configs in
- * the order of their (median) replayed peaks; one joins the group before
- * it where its lowest replayed peak is not above the highest of that
- * group's: their replays overlap, and the order between them is the
- * replay's noise, not the allocators'. (Predictions rank as the replays
- * do: each is the same real figure plus its replayed difference.) Returns
- * the number of groups. */
+/* The ranking by peak RSS, least first, into each run's group and pos.
+ * Each config's replays span [peak_min, peak_max]; configs whose spans
+ * overlap, directly or through others, form one group (not told apart:
+ * their order is the replay's noise, not the allocators'), so that every
+ * replay of a group lies below every replay of the next. Within a group,
+ * the order of the median peaks. (Predictions rank as the replays do:
+ * each is the same real figure plus its replayed difference.) Returns the
+ * number of groups. */
+static int before(const struct run *x, const struct run *y, int by_group)
+{
+    if (by_group && x->group != y->group)
+        return x->group < y->group;
+    if (!by_group && x->peak_min != y->peak_min)
+        return x->peak_min < y->peak_min;
+    return x->r.peak_rss < y->r.peak_rss;
+}
+
+static void sort_runs(struct run *runs, int *order, int n, int by_group)
+{
+    for (int a = 1; a < n; a++)   /* insertion sort: at most CONFIGS_MAX */
+        for (int b = a; b > 0 && before(&runs[order[b]], &runs[order[b - 1]], by_group); b--) {
+            int t = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = t;
+        }
+}
+
 static int rank(struct run *runs, int nruns)
 {
     int order[CONFIGS_MAX], n = 0, groups = 0;
@@ -597,23 +617,18 @@ static int rank(struct run *runs, int nruns)
         if (runs[i].rc == DX_OK)
             order[n++] = i;
     }
-    for (int a = 1; a < n; a++)   /* insertion sort: at most CONFIGS_MAX */
-        for (int b = a; b > 0 && runs[order[b]].r.peak_rss < runs[order[b - 1]].r.peak_rss; b--) {
-            int t = order[b];
-            order[b] = order[b - 1];
-            order[b - 1] = t;
-        }
+    sort_runs(runs, order, n, 0);
     for (int k = 0; k < n; k++) {
         struct run *u = &runs[order[k]];
-        u->pos = k;
-        if (k == 0 || u->peak_min > top) {
+        if (k == 0 || u->peak_min > top)
             groups++;
-            top = 0;
-        }
         u->group = groups - 1;
-        if (u->peak_max > top)
+        if (k == 0 || u->peak_max > top)
             top = u->peak_max;
     }
+    sort_runs(runs, order, n, 1);
+    for (int k = 0; k < n; k++)
+        runs[order[k]].pos = k;
     return groups;
 }
 
@@ -839,7 +854,10 @@ static void print_info(const char *path, const struct trace_file *f, const struc
 }
 
 /* Prints text as lines of at most 78 columns, broken at blanks, the
- * second and later indented by 2. */
+ * second and later indented by 2; NBSP prints as a blank that does not
+ * break (inside a config's name). */
+#define NBSP '\x1f'
+
 static void print_wrapped(const char *text)
 {
     const size_t width = 78;
@@ -853,7 +871,8 @@ static void print_wrapped(const char *text)
             putchar(' ');
             col++;
         }
-        printf("%.*s", (int)n, p);
+        for (size_t k = 0; k < n; k++)
+            putchar(p[k] == NBSP ? ' ' : p[k]);
         col += n;
         p += n;
         while (*p == ' ')
@@ -881,8 +900,11 @@ static int ranking_line(const struct run *runs, int nruns, char *buf, size_t len
                 continue;
             int g = runs[i].group;
             ties += last == g;
-            at += (size_t)snprintf(buf + at, len - at, "%s%s%s", last < 0 ? " " : last == g ? " = " : " < ",
-                                   runs[i].cfg.name, runs[i].pred.may_hold_more ? " !" : "");
+            at += (size_t)snprintf(buf + at, len - at, "%s", last < 0 ? " " : last == g ? " = " : " < ");
+            for (const char *c = runs[i].cfg.name; *c && at + 1 < len; c++)
+                buf[at++] = *c == ' ' ? NBSP : *c;
+            buf[at] = '\0';
+            at += (size_t)snprintf(buf + at, len - at, "%s", runs[i].pred.may_hold_more ? " !" : "");
             last = g;
         }
     if (at >= len)
@@ -890,11 +912,11 @@ static int ranking_line(const struct run *runs, int nruns, char *buf, size_t len
     if (opt.repeat > 1)
         snprintf(buf + at, len - at, "%s", ties ? ". Configs joined by = are not told apart: "
                  "their replays' peaks overlap, so the order between them is the replay's own "
-                 "noise, not the allocators'" : ".");
+                 "noise, not the allocators'." : ".");
     else
         snprintf(buf + at, len - at, ". A replay's peak moves from one run to the next (the "
                  "threads' order, the allocators' timed purges; more on a busy host): "
-                 "--repeat=3 shows which of these differences are beyond that");
+                 "--repeat=3 shows which of these differences are beyond that.");
     return 1;
 }
 
@@ -934,9 +956,15 @@ static void print_table(const char *path, const struct trace_file *f, const stru
             snprintf(d, sizeof d, "-");
         }
         char spread[16] = "";
-        if (many)
-            snprintf(spread, sizeof spread, "%5.1f%% ",
-                     100.0 * ratio(u->peak_max - u->peak_min, u->r.peak_rss));
+        double sp = 100.0 * ratio(u->peak_max - u->peak_min, u->r.peak_rss);
+        if (!many)
+            ;
+        else if (sp < 99.95)
+            snprintf(spread, sizeof spread, "%5.1f%% ", sp);
+        else if (sp < 9999.5)
+            snprintf(spread, sizeof spread, "%5.0f%% ", sp);
+        else
+            snprintf(spread, sizeof spread, "%s", ">9999% ");
         printf("%-17s %11s %s%11s %7s %11s %9.2f %9.2f %11.0f\n", name,
                size_str(a, sizeof a, u->r.peak_rss), spread, d, err,
                size_str(b, sizeof b, u->r.end_rss), ratio(u->r.peak_rss, s->peak_live),
@@ -1003,8 +1031,8 @@ static void usage(FILE *f)
           "  -t, --touch=WHAT      all: write every page of each block (default);\n"
           "                        first: its first 64 bytes only; none\n"
           "  -r, --repeat=N        replay each config N times (1-20; default 3 with --all,\n"
-          "                        else 1): the median, the spread, and a ranking that\n"
-          "                        does not order configs whose replays overlap\n"
+          "                        else 1): the median peak, the spread, and a ranking\n"
+          "                        that joins with = configs whose replays overlap\n"
           "      --pace            each thread's calls at their times in the trace (the\n"
           "                        replay lasts as long as the trace), not as fast as it goes\n"
           "      --compact-start   the starting heap without the free space the allocator\n"
