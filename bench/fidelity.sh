@@ -21,7 +21,9 @@
 # Environment: CAPTURE (20), CAPTURE_AT (1), THREADS (16), TOUCH (all: the
 # replays' --touch; a list, "first all", replays each trace under each and
 # prints a table for each), PACE (set: the
-# replays with --pace, each call at its captured time), COMPACT (set: the
+# replays with --pace, each call at its captured time; unset: --no-pace, as
+# its results before pacing became shimreplay's default), REPEAT
+# (shimreplay --repeat: 1, each round's own), COMPACT (set: the
 # replays with --compact-start, without the free space glibc held among
 # the starting heap); bcsim: CACHE
 # (256M); dbbench: as bench/dbbench.sh (DBBENCH_DB, DBBENCH_NUM,
@@ -112,7 +114,8 @@ while [ $r -le "$rounds" ]; do
     run "backend:glibc,record:on" "$W/cap.$r" capture
     cat "$W/cap.out" >&2
     for tm in ${TOUCH:-all}; do
-        "$sr" --all --touch=$tm ${PACE:+--pace} ${COMPACT:+--compact-start} --json -q "$W/trace" \
+        "$sr" --all --touch=$tm --repeat="${REPEAT:-1}" $([ -n "${PACE:-}" ] && echo --pace || echo --no-pace) \
+            ${COMPACT:+--compact-start} --json -q "$W/trace" \
             >"$W/replay.$r.$tm.json"
         cp "$W/replay.$r.$tm.json" "$W/replay.$r.json"
         echo "  --touch=$tm:" >&2
@@ -134,7 +137,7 @@ EOF
 done
 
 for tm in ${TOUCH:-all}; do
-echo "--touch=$tm${PACE:+ --pace}:"
+echo "--touch=$tm $([ -n "${PACE:-}" ] && echo --pace || echo --no-pace):"
 python3 - "$W" "$rounds" "$names" "$work" "$tm" <<'EOF'
 import json, sys, statistics as st
 W, rounds, names, work, tm = sys.argv[1], int(sys.argv[2]), sys.argv[3].split("|"), sys.argv[4], sys.argv[5]

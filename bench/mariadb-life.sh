@@ -43,7 +43,8 @@
 #   samples and the replays; needed with CAPTURE or TRACE), REAL, REPLAY
 #   (yes), TOUCH (shimreplay's --touch: its default when unset; several,
 #   space-separated, replay once each), REPEAT (shimreplay --repeat: 3),
-#   PACE (1: shimreplay --pace, each replay as long as the life),
+#   PACE (1: shimreplay --pace, each replay as long as the life; 0:
+#   --no-pace; unset: shimreplay's default, paced up to 300 s),
 #   TRACE (a trace kept before: no life, only its replay and the table)
 set -u
 
@@ -302,7 +303,7 @@ echo "# shimreplay --info $trace:"
 for t in ${TOUCH:-default}; do
     opt=""
     [ "$t" = default ] || opt="--touch=$t"
-    [ "${PACE:-0}" = 1 ] && opt="$opt --pace"
+    case ${PACE:-auto} in 1) opt="$opt --pace" ;; 0) opt="$opt --no-pace" ;; esac
     echo
     echo "# shimreplay --all --repeat=$REPEAT $opt (touch: $t), $(date -u +%H:%MZ):"
     TMPDIR=/var/tmp "$sr" --all --quiet --repeat="$REPEAT" --json $opt "$trace" >"$OUT/replay.$t.json" 2>"$W/sr.err"

@@ -112,6 +112,23 @@ ok $? "--pace: every op at its time, exact live bytes, no sooner than the trace'
     diag "$TMP/py"
 check "$SR" --pace "$TMP/p.trace" && grep -q "; paced at the trace's times$" "$TMP/out"
 ok $? "--pace: the table says so"
+# Paced is the default for a trace of up to 300 s; a longer one is
+# replayed as fast as it goes, with a line, and --no-pace does so always.
+check "$SR" --json "$TMP/p.trace" &&
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["runs"][0]; assert r["paced"] is True, r' "$TMP/out" &&
+    [ ! -s "$TMP/err" ]
+ok $? "a trace of 1 s: paced by default, nothing on stderr"
+check "$SR" --no-pace --json "$TMP/p.trace" &&
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["runs"][0]; assert r["paced"] is False, r' "$TMP/out"
+ok $? "--no-pace: not paced"
+check "$MK" --seed=5 --threads=2 --events=1000 --cache=50 --gap=1000000000 "$TMP/long.trace"
+check "$SR" "$TMP/long.trace"
+rc=$?
+[ $rc -eq 0 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+    grep -Eq "^shimreplay: $TMP/long.trace spans [3-9][0-9]{2} s: replayed as fast as it goes, not at its times \(--pace waits its length for each replay\)$" "$TMP/err" &&
+    grep -q "; not paced$" "$TMP/out"
+ok $? "a trace of more than 300 s: not paced by default, one line says so, the table too" ||
+    { diag "$TMP/err"; diag "$TMP/out"; }
 
 # --all: a fresh process per config, one table and one JSON list.
 configs="glibc|glibc arenas:1|glibc arenas:2|glibc arenas:4"

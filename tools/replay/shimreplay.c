@@ -34,6 +34,9 @@ extern char **environ;
  * a difference from the replay's own noise (thread interleaving, the
  * allocators' timed purges on a busy host) well enough to rank by. */
 #define REPEAT_ALL 3
+/* The longest trace replayed at its times by default (--pace's auto): a
+ * paced replay lasts as long as the trace, each repeat of each config. */
+#define PACE_AUTO_MAX_S 300
 
 struct config {
     char name[48];             /* "glibc", "glibc arenas:2" */
@@ -68,7 +71,8 @@ static struct {
     const char *conf;
     int all, json, info, quiet;
     int touch;
-    int pace;
+    int pace;                  /* 1 paced, 0 not; -1 (the default): paced where the
+                                  trace spans at most PACE_AUTO_MAX_S */
     int repeat;                /* --repeat; 0: 1, or REPEAT_ALL with --all */
     unsigned stall_s;
     int progress;              /* stderr is a terminal, and not --quiet */
@@ -76,7 +80,7 @@ static struct {
     uint64_t max_events;       /* --max-events; 0: TRACE_EVENTS_PER_BYTE_MAX a byte */
     uint64_t max_memory;       /* --max-memory; 0: what the host has (memory_available) */
     char lib[PATH_MAX];
-} opt = { "glibc", 0, "", 0, 0, 0, 0, REPLAY_TOUCH_ALL, 0, 0, 60, 0, 0, 0, 0, "" };
+} opt = { "glibc", 0, "", 0, 0, 0, 0, REPLAY_TOUCH_ALL, -1, 0, 60, 0, 0, 0, 0, "" };
 
 static int err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int err(int code, const char *fmt, ...)
@@ -930,7 +934,7 @@ static void print_table(const char *path, const struct trace_file *f, const stru
            "starting heap %s%s%s\n\n", path, f->nthreads, s->ops, (double)s->duration_ns / 1e9,
            size_str(a, sizeof a, s->peak_live), size_str(b, sizeof b, s->end_live),
            size_str(c, sizeof c, s->start_bytes), real.from_start ? " (captured from the start)" : "",
-           opt.pace ? "; paced at the trace's times" : "");
+           opt.pace ? "; paced at the trace's times" : "; not paced");
     int many = opt.repeat > 1;
     char nrep[16];
     snprintf(nrep, sizeof nrep, "of %d", opt.repeat);
@@ -1034,7 +1038,10 @@ static void usage(FILE *f)
           "                        else 1): the median peak, the spread, and a ranking\n"
           "                        that joins with = configs whose replays overlap\n"
           "      --pace            each thread's calls at their times in the trace (the\n"
-          "                        replay lasts as long as the trace), not as fast as it goes\n"
+          "                        replay lasts as long as the trace); the default for a\n"
+          "                        trace of up to 300 s\n"
+          "      --no-pace         as fast as it goes, each thread waiting only for the\n"
+          "                        blocks it frees; the default for a longer trace\n"
           "      --compact-start   the starting heap without the free space the allocator\n"
           "                        held among it (a replay under the captured config\n"
           "                        leaves it as holes by default)\n"
@@ -1114,7 +1121,7 @@ static int worker_main(char **argv)
 
 int main(int argc, char **argv)
 {
-    enum { O_STALL = 256, O_PACE, O_COMPACT, O_MAX_EVENTS, O_MAX_MEMORY };
+    enum { O_STALL = 256, O_PACE, O_NO_PACE, O_COMPACT, O_MAX_EVENTS, O_MAX_MEMORY };
     static const struct option longopts[] = {
         { "backend", required_argument, NULL, 'b' },
         { "arenas", required_argument, NULL, 'a' },
@@ -1123,6 +1130,7 @@ int main(int argc, char **argv)
         { "touch", required_argument, NULL, 't' },
         { "stall", required_argument, NULL, O_STALL },
         { "pace", no_argument, NULL, O_PACE },
+        { "no-pace", no_argument, NULL, O_NO_PACE },
         { "repeat", required_argument, NULL, 'r' },
         { "compact-start", no_argument, NULL, O_COMPACT },
         { "max-events", required_argument, NULL, O_MAX_EVENTS },
@@ -1206,6 +1214,7 @@ int main(int argc, char **argv)
         case 'j': opt.json = 1; break;
         case 'q': opt.quiet = 1; break;
         case O_PACE: opt.pace = 1; break;
+        case O_NO_PACE: opt.pace = 0; break;
         case O_COMPACT: opt.compact = 1; break;
         case 'h': usage(stdout); return DX_OK;
         case 'V':
@@ -1260,6 +1269,12 @@ int main(int argc, char **argv)
         close(f.fd);
         trace_close(&f);
         return rc;
+    }
+    if (!opt.info && opt.pace < 0) {
+        opt.pace = st.duration_ns <= (uint64_t)PACE_AUTO_MAX_S * 1000000000ull;
+        if (!opt.pace)
+            err(DX_OK, "%s spans %.0f s: replayed as fast as it goes, not at its times (--pace "
+                "waits its length for each replay)", path, (double)st.duration_ns / 1e9);
     }
     if (opt.info) {
         if (opt.json)
