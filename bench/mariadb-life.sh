@@ -42,7 +42,7 @@
 #   CAPTURE=life), OUT (a directory that keeps the traces, the JSON, the
 #   samples and the replays; needed with CAPTURE or TRACE), REAL, REPLAY
 #   (yes), TOUCH (shimreplay's --touch: its default when unset; several,
-#   space-separated, replay once each), REPEAT (shimreplay --repeat: 3),
+#   space-separated, replayed REPEAT times each), REPEAT (shimreplay --repeat: 3),
 #   PACE (1: shimreplay --pace, each replay as long as the life; 0:
 #   --no-pace; unset: shimreplay's default, paced up to 300 s),
 #   TRACE (a trace kept before: no life, only its replay and the table)
@@ -325,7 +325,8 @@ for r in d["runs"]:
           "%.0f" % (pr / M) if pr else "-", r["end_rss_bytes"] / M, " !" if r["may_hold_more"] else ""))
 print("# each replay's peak, MiB: " + "; ".join("%s %s" % (r["config"], " ".join("%.0f" % (p / M) for p in r["peak_rss_runs"]))
       for r in d["runs"]))
-print("# shimreplay's ranking: " + " < ".join(" = ".join(g) for g in d["ranking"]["groups"]))
+print("# shimreplay's ranking: " + " < ".join(" = ".join(g) for g in d["ranking"]["groups"]) +
+      "; paced: %s" % ", ".join(sorted({str(r["paced"]) for r in d["runs"]})))
 PY
     if [ $rc -ne 0 ]; then
         echo "# shimreplay --all --json $opt: exit $rc: $(head -c 300 "$W/sr.err")"
@@ -390,7 +391,7 @@ def groups_of(spans):
 med = lambda v: sorted(v)[(len(v) - 1) // 2]
 real_groups = groups_of([(c, min(v), med(v), max(v)) for c, v in lives.items()])
 rep_groups = groups_of([(r["config"], min(r["peak_rss_runs"]), r["peak_rss_bytes"], max(r["peak_rss_runs"]))
-                        for r in d["runs"] if r["config"] in real and r.get("peak_rss_runs")])
+                        for r in d["runs"] if r["config"] in real and not r.get("exit") and r.get("peak_rss_runs")])
 def place(gs):
     return {c: i for i, g in enumerate(gs) for c in g}
 pr, pp = place(real_groups), place(rep_groups)
