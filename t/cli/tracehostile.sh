@@ -142,6 +142,18 @@ EOF
 ok $(( (rc != 6) + $? )) "--all --json: every run exit 6, none with figures, a line each (exit $rc)" ||
     { diag "$TMP/py"; diag "$TMP/err"; }
 
+# Calls 10,000 s apart under a trailer that claims 0 s: the default
+# pacing goes by the calls' times, so the replay runs unpaced at once,
+# saying so, rather than sleeping for what the trailer hid.
+check "$MK" late "$TMP/late.trace"
+timeout 60 "$SR" "$TMP/late.trace" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+    grep -q "^shimreplay: $TMP/late.trace spans 10000 s: replayed as fast as it goes" "$TMP/err" &&
+    grep -q "; not paced$" "$TMP/out"
+ok $? "a trace whose calls outlast its trailer's claim: not paced by default, one line (exit $rc)" ||
+    { diag "$TMP/err"; diag "$TMP/out"; }
+
 refused 2 "--max-events=0: give a count of 1 or more$" "--max-events=0" "$SR" --info --max-events=0 "$TMP/pib.trace"
 refused 2 "--max-memory=lots: give bytes" "--max-memory=lots" "$SR" --max-memory=lots "$TMP/pib.trace"
 done_testing

@@ -18,7 +18,10 @@
  *       the replay passes every check before it starts;
  *   mkhostile start CLASS COUNT BYTES OUT
  *       no events, and a starting heap of COUNT blocks of BYTES usable
- *       bytes in all, in size class CLASS.
+ *       bytes in all, in size class CLASS;
+ *   mkhostile late OUT
+ *       a malloc of 16 bytes at time 0 and its free 10,000 s later, under a
+ *       trailer that says the capture lasted 0 s.
  * Exit 0, 1 on a failed write, 2 on bad arguments. */
 #include "config.h"
 
@@ -59,7 +62,8 @@ static int usage(void)
     fprintf(stderr, "usage: mkhostile events N OUT\n"
                     "       mkhostile orphans N OUT\n"
                     "       mkhostile aligned N OUT\n"
-                    "       mkhostile start CLASS COUNT BYTES OUT\n");
+                    "       mkhostile start CLASS COUNT BYTES OUT\n"
+                    "       mkhostile late OUT\n");
     return 2;
 }
 
@@ -69,7 +73,7 @@ int main(int argc, char **argv)
     struct trace_writer w;
     struct trace_header h;
     uint64_t events = 0, id = 0;
-    int aligned = 0;
+    int aligned = 0, late = 0;
     size_t wslen;
     void *ws;
     const char *out;
@@ -86,6 +90,9 @@ int main(int argc, char **argv)
             return usage();
         aligned = 1;
         out = argv[3];
+    } else if (argc == 3 && !strcmp(argv[1], "late")) {
+        late = 1;
+        out = argv[2];
     } else if (argc == 6 && !strcmp(argv[1], "start")) {
         unsigned long c = strtoul(argv[2], NULL, 10);
         if (c >= SIZECLASS_COUNT)
@@ -121,6 +128,19 @@ int main(int argc, char **argv)
             ev[i].size = ev[i].usable = 16;
             ev[i].align = TRACE_ALIGN_LOG2_MAX;
         }
+    }
+    if (late) {
+        memset(ev, 0, 2 * sizeof ev[0]);
+        ev[0].op = TRACE_OP_MALLOC;
+        ev[0].id = 0x10000;
+        ev[0].size = ev[0].usable = 16;
+        ev[1].op = TRACE_OP_FREE;
+        ev[1].id = 0x10000;
+        ev[1].usable = 16;
+        ev[1].t_ns = 10000ull * 1000000000ull;
+        if ((rc = trace_writer_chunk(&w, 1, ev, 2)) != 0)
+            die("writing a chunk", rc);
+        w.threads = 1;
     }
     if (events) {
         /* The first whole chunk through the writer, then its frame again

@@ -786,6 +786,7 @@ int plan_build_within(struct trace_file *f, int out_fd, uint64_t max_bytes, stru
     }
     if ((rc = merge(&b, progress, ctx)) != 0)
         goto out;
+    st->last_ns = b.last_t;
     if (f->cut)
         st->duration_ns = b.last_t;   /* no trailer to say: its last call's time */
     for (uint32_t i = 0; i < b.nth; i++)

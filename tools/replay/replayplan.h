@@ -78,6 +78,8 @@ struct plan_stats {
     uint64_t chunks;
     uint64_t dropped;          /* lost at capture (the trailer's count) */
     uint64_t duration_ns;      /* the capture's length (a cut trace: its last call's time) */
+    uint64_t last_ns;          /* the last call's time, as the plan has it: what a paced
+                                  replay waits for, whatever the trailer claims */
     uint64_t ops;              /* main ops: events replayed */
     uint64_t failed;           /* events of calls that failed at capture: not replayed */
     uint64_t cross;            /* main ops that wait for another thread */

@@ -1271,10 +1271,13 @@ int main(int argc, char **argv)
         return rc;
     }
     if (!opt.info && opt.pace < 0) {
-        opt.pace = st.duration_ns <= (uint64_t)PACE_AUTO_MAX_S * 1000000000ull;
+        /* by the calls' times, which pacing waits for, not the trailer's
+         * claim, which anyone who writes a trace can make */
+        uint64_t span = st.last_ns > st.duration_ns ? st.last_ns : st.duration_ns;
+        opt.pace = span <= (uint64_t)PACE_AUTO_MAX_S * 1000000000ull;
         if (!opt.pace)
             err(DX_OK, "%s spans %.0f s: replayed as fast as it goes, not at its times (--pace "
-                "waits its length for each replay)", path, (double)st.duration_ns / 1e9);
+                "waits its length for each replay)", path, (double)span / 1e9);
     }
     if (opt.info) {
         if (opt.json)
