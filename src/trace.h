@@ -346,6 +346,15 @@ int trace_writer_load(char *why, size_t whylen);
  * of range (chunk_events 1..TRACE_CHUNK_EVENTS_MAX, level
  * TRACE_LEVEL_MIN..TRACE_LEVEL_MAX), or when the compressor cannot be
  * loaded. */
+/* What shimreplay --all does with a trace by default, for the tools that
+ * point to it (shimdump's capture): the configs it replays (glibc, glibc
+ * arenas:1, 2 and 4, jemalloc, tcmalloc: those the build has), how many
+ * times each, and the longest trace (seconds) it replays at its own pace,
+ * each replay then lasting as long as the trace. */
+#define TRACE_REPLAY_ALL_CONFIGS 6
+#define TRACE_REPLAY_ALL_REPEAT  3
+#define TRACE_REPLAY_PACE_MAX_S  300
+
 #define TRACE_LEVEL_MIN (-7)   /* zstd's negative levels: faster, larger */
 #define TRACE_LEVEL_MAX 19
 size_t trace_writer_workspace(uint32_t chunk_events, int level);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "capctl.h"
 #include "dump.h"
 #include "figfmt.h"
+#include "trace.h"
 
 /* The process's command, or "?". */
 static void comm_of(long pid, char *buf, size_t cap)
@@ -401,7 +403,16 @@ int capreq_run(long pid, unsigned seconds, const char *output, volatile sig_atom
                "they were written; the replay treats what they freed as blocks from before\n",
                output, (unsigned long long)m.dropped, m.dropped == 1 ? "" : "s",
                100.0 * (double)m.dropped / (double)(m.dropped + m.events));
-    printf("replay it under every allocator: shimreplay --all %s\n", output);
+    if (secs <= TRACE_REPLAY_PACE_MAX_S) {
+        /* paced: each replay as long as the capture */
+        double min = secs * TRACE_REPLAY_ALL_CONFIGS * TRACE_REPLAY_ALL_REPEAT / 60.0;
+        printf("replay it under every allocator: shimreplay --all %s (%d replays of up to %d "
+               "configs, each as long as the capture: about %.0f min; add --repeat=1 --no-pace "
+               "for a quick, rougher look)\n",
+               output, TRACE_REPLAY_ALL_REPEAT, TRACE_REPLAY_ALL_CONFIGS, min < 1 ? 1 : ceil(min));
+    } else {
+        printf("replay it under every allocator: shimreplay --all %s\n", output);
+    }
     return DX_OK;
 
 gone_s:

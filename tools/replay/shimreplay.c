@@ -33,10 +33,10 @@ extern char **environ;
 /* --all's default count of replays per config: the spread of three tells
  * a difference from the replay's own noise (thread interleaving, the
  * allocators' timed purges on a busy host) well enough to rank by. */
-#define REPEAT_ALL 3
+#define REPEAT_ALL TRACE_REPLAY_ALL_REPEAT
 /* The longest trace replayed at its times by default (--pace's auto): a
  * paced replay lasts as long as the trace, each repeat of each config. */
-#define PACE_AUTO_MAX_S 300
+#define PACE_AUTO_MAX_S TRACE_REPLAY_PACE_MAX_S
 
 struct config {
     char name[48];             /* "glibc", "glibc arenas:2" */
@@ -1242,6 +1242,8 @@ int main(int argc, char **argv)
             { "glibc", 0 }, { "glibc", 1 }, { "glibc", 2 }, { "glibc", 4 },
             { "jemalloc", 0 }, { "tcmalloc", 0 },
         };
+        _Static_assert(sizeof all / sizeof all[0] == TRACE_REPLAY_ALL_CONFIGS,
+                       "shimdump's capture says how long --all takes by this count");
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
             if (backend_built(all[i].b))
                 cfgs[ncfg++] = (struct config){ "", all[i].b, all[i].arenas };
