@@ -23,8 +23,11 @@ dbbench_db() {
         echo "# $1 holds no table file: made again" >&2
         rm -rf "$1"
     fi
-    echo "# making the DB in $1: fillrandom, $2 keys of 400 B, lz4, 16 KiB blocks" >&2
-    db_bench --db="$1" --benchmarks=fillrandom --num="$2" --value_size=400 \
+    # compacted at the end: fillrandom leaves files in level 0 that a
+    # read-only open never compacts, and a read then looks in each (about
+    # 189,000 instructions a read under callgrind against 39,000 compacted)
+    echo "# making the DB in $1: fillrandom, $2 keys of 400 B, lz4, 16 KiB blocks, compacted" >&2
+    db_bench --db="$1" --benchmarks=fillrandom,compact --num="$2" --value_size=400 \
         --compression_type=lz4 --block_size=16384 --threads=1 >/dev/null 2>&1
 }
 
