@@ -60,6 +60,10 @@ struct backend_ops {
      * count) from its last full snapshot. Called by the sampler thread
      * only. */
     void (*snapshot)(struct seg_backend_stats *out, int full);
+    /* The figure of a snapshot that holds every live block at its usable
+     * size at least (seg.h, struct seg_backend_stats, live_lo), or NULL
+     * where the backend has none. */
+    uint64_t (*in_use)(const struct seg_backend_stats *s);
     int id;   /* enum seg_backend_id */
 };
 

@@ -106,6 +106,12 @@ static void tc_snapshot(struct seg_backend_stats *out, int full)
     out->e = out->f = 0;
 }
 
+/* generic.current_allocated_bytes. */
+static uint64_t tc_in_use(const struct seg_backend_stats *s)
+{
+    return s->a;
+}
+
 static int tc_trim(size_t pad)
 {
     tc_release();
@@ -180,6 +186,7 @@ int backend_tcmalloc_start(const struct conf *c, const struct backend_ops **ops,
     tc_ops.info = tc_info;
     tc_ops.version = tc_version;
     tc_ops.snapshot = tc_snapshot;
+    tc_ops.in_use = tc_in_use;
     tc_ops.usable_for = tc_nallocx_fn ? tc_usable_for : NULL;
     tc_ops.usable_live = tc_ops.usable;
     char why[160];
