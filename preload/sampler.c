@@ -291,14 +291,14 @@ static struct {
 static long program_threads(void);
 
 /* A snapshot whose in-use figure reads below the floor under live bytes
- * taken around it is torn: jemalloc merges its arenas' figures one after
- * another, tcmalloc reads its central lists unlocked before its page heap
- * and thread caches, and a block moved meanwhile between their caches is
- * counted free twice. With one thread churning 1000-byte blocks and no
- * shim, 0.5% of tcmalloc's current_allocated_bytes read up to 1.7 MB below
- * the blocks that thread provably held, and 0.02% of jemalloc's
- * stats.active up to 130 MB below; far more than a block in flight per
- * thread. Such a snapshot is taken again, up to BE_TAKES times in all,
+ * taken around it is torn: tcmalloc reads its central lists unlocked
+ * before its page heap and thread caches, and a block moved meanwhile
+ * between its caches is counted free twice. With one thread churning
+ * 1000-byte blocks and no shim, 0.4% of 400,000 reads of tcmalloc's
+ * current_allocated_bytes fell below the blocks allocated before the read
+ * and not freed by its end, by up to 2.7 MB: far more than a block in
+ * flight per thread (jemalloc's stats.active, after its epoch: none of
+ * 100,000; any backend's figure is held to the same rule). Such a snapshot is taken again, up to BE_TAKES times in all,
  * until one holds its floor; or until two in a row read the same figure:
  * the allocator is still, its figure not torn, and it is kept with its
  * floor (shimdump --check then says which is wrong). Where every take is

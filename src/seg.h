@@ -203,8 +203,8 @@ enum seg_backend_id { SEG_BACKEND_GLIBC = 0, SEG_BACKEND_JEMALLOC = 1, SEG_BACKE
  * than its usable size, so the allocator's in-use figure is at least
  * live_lo (glibc: uordblks + hblkhd; jemalloc: active, which holds allocated; tcmalloc:
  * current_allocated_bytes): an invariant shimdump --check holds it to.
- * jemalloc's and tcmalloc's figures are read across moves between their
- * caches, and can fall below it: the sampler takes such a snapshot again,
+ * tcmalloc's figure is read across moves between its caches, and can fall
+ * below it (any backend's is held to it): the sampler takes such a snapshot again,
  * and leaves live_lo 0 where every take fell below (preload/sampler.c,
  * BE_TAKES).
  * live_hi is the ceiling: allocations counted by the end less frees
