@@ -298,7 +298,8 @@ static long program_threads(void);
  * current_allocated_bytes fell below the blocks allocated before the read
  * and not freed by its end, by up to 2.7 MB: far more than a block in
  * flight per thread (jemalloc's stats.active, after its epoch: none of
- * 100,000; any backend's figure is held to the same rule). Such a snapshot is taken again, up to BE_TAKES times in all,
+ * 100,000; bench/tornstats.c; any backend's figure is held to the same
+ * rule). Such a snapshot is taken again, up to BE_TAKES times in all,
  * until one holds its floor; or until two in a row read the same figure:
  * the allocator is still, its figure not torn, and it is kept with its
  * floor (shimdump --check then says which is wrong). Where every take is
