@@ -294,9 +294,10 @@ static long program_threads(void);
  * taken around it is torn: tcmalloc reads its central lists unlocked
  * before its page heap and thread caches, and a block moved meanwhile
  * between its caches is counted free twice. With one thread churning
- * 1000-byte blocks and no shim, 0.4% of 400,000 reads of tcmalloc's
- * current_allocated_bytes fell below the blocks allocated before the read
- * and not freed by its end, by up to 2.7 MB: far more than a block in
+ * 1000-byte blocks and no shim, up to 0.44% of 400,000 reads of
+ * tcmalloc's current_allocated_bytes (0 to 1,773 in six runs, as the
+ * machine's load went) fell below the blocks allocated before the read and
+ * not freed by its end, by up to 4 MB: far more than a block in
  * flight per thread (jemalloc's stats.active, after its epoch: none of
  * 100,000; bench/tornstats.c; any backend's figure is held to the same
  * rule). Such a snapshot is taken again, up to BE_TAKES times in all,
