@@ -60,9 +60,11 @@ struct backend_ops {
      * count) from its last full snapshot. Called by the sampler thread
      * only. */
     void (*snapshot)(struct seg_backend_stats *out, int full);
-    /* The figure of a snapshot that holds every live block at its usable
-     * size at least (seg.h, struct seg_backend_stats, live_lo), or NULL
-     * where the backend has none. */
+    /* Where the backend's in-use figure can be read torn (tcmalloc's):
+     * that figure of a snapshot, which holds every live block at its
+     * usable size at least when whole (seg.h, struct seg_backend_stats,
+     * live_lo), so that the sampler can take a torn one again; NULL
+     * elsewhere (sampler.c, BE_TAKES). */
     uint64_t (*in_use)(const struct seg_backend_stats *s);
     int id;   /* enum seg_backend_id */
 };

@@ -132,12 +132,6 @@ static void glibc_snapshot(struct seg_backend_stats *out, int full)
     out->f = arenas_counted;
 }
 
-/* uordblks + hblkhd: what the arenas and mmap hand out. */
-static uint64_t glibc_in_use(const struct seg_backend_stats *s)
-{
-    return s->e + s->b;
-}
-
 static void glibc_version(char *buf, size_t len)
 {
     fmt_buf(buf, len, "%s", gnu_get_libc_version());
@@ -160,7 +154,6 @@ static struct backend_ops glibc_ops = {
     .info = glibc_info,
     .version = glibc_version,
     .snapshot = glibc_snapshot,
-    .in_use = glibc_in_use,
     .id = SEG_BACKEND_GLIBC,
 };
 

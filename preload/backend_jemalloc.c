@@ -169,12 +169,6 @@ static void je_snapshot(struct seg_backend_stats *out, int full)
     out->f = je_stat("stats.metadata");
 }
 
-/* stats.active: the pages of active extents, which hold allocated. */
-static uint64_t je_in_use(const struct seg_backend_stats *s)
-{
-    return s->b;
-}
-
 size_t je_usable_tree(void *p)
 {
     size_t u = je_usable_inline(p);
@@ -306,7 +300,6 @@ static struct backend_ops je_ops = {
     .info = je_info,
     .version = je_version,
     .snapshot = je_snapshot,
-    .in_use = je_in_use,
     .id = SEG_BACKEND_JEMALLOC,
 };
 

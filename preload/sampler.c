@@ -298,13 +298,16 @@ static long program_threads(void);
  * tcmalloc's current_allocated_bytes (0 to 1,773 in six runs, as the
  * machine's load went) fell below the blocks allocated before the read and
  * not freed by its end, by up to 4 MB: far more than a block in
- * flight per thread (jemalloc's stats.active, after its epoch: none of
- * 100,000; bench/tornstats.c; any backend's figure is held to the same
- * rule). Such a snapshot is taken again, up to BE_TAKES times in all,
- * until one holds its floor; or until two in a row read the same figure:
- * the allocator is still, its figure not torn, and it is kept with its
- * floor (shimdump --check then says which is wrong). Where every take is
- * torn, the floor is 0, unknown. */
+ * flight per thread (bench/tornstats.c). A thread descheduled between the
+ * two halves of such a move leaves the figure torn while it waits: under
+ * make check's load, two takes 10 ms apart read the same figure, 1.7 MB
+ * below the floor (t/integration/tornfig.sh). So a backend whose figure
+ * can tear (in_use set: tcmalloc's) has its snapshot taken again, up to
+ * BE_TAKES times in all, until one holds its floor; where none does, the
+ * floor is 0, unknown. The others' figures are not taken again, so that
+ * shimdump --check still finds a sample below its floor there: jemalloc's
+ * stats.active (after its epoch) never fell below in 100,000 reads, and
+ * glibc's arenas are each read under their lock. */
 #define BE_TAKES 4
 
 /* Fills *out with the backend's statistics: taken now when due (above),
@@ -329,7 +332,7 @@ static void backend_stats(struct seg_backend_stats *out, const struct seg_counte
     } else {
         bs.since_full++;
     }
-    uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), seen = 0;
+    uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     for (unsigned take = 1;; take++) {
         uint64_t t_ns = clock_ns(CLOCK_REALTIME);
         be->snapshot(&bs.last, full && take == 1);   /* (the arena count: once) */
@@ -350,13 +353,12 @@ static void backend_stats(struct seg_backend_stats *out, const struct seg_counte
         if (!be->in_use || bs.last.live_lo == 0)
             break;
         uint64_t use = be->in_use(&bs.last);
-        if (use >= bs.last.live_lo || (take > 1 && use == seen))
+        if (use >= bs.last.live_lo)
             break;
         if (take == BE_TAKES) {
             bs.last.live_lo = 0;
             break;
         }
-        seen = use;
         /* the next take's floor: from the counters just before it */
         sum_ok = seg_sum(seg, &geo, before) == 0;
         sum = before;

@@ -204,9 +204,9 @@ enum seg_backend_id { SEG_BACKEND_GLIBC = 0, SEG_BACKEND_JEMALLOC = 1, SEG_BACKE
  * live_lo (glibc: uordblks + hblkhd; jemalloc: active, which holds allocated; tcmalloc:
  * current_allocated_bytes): an invariant shimdump --check holds it to.
  * tcmalloc's figure is read across moves between its caches, and can fall
- * below it (any backend's is held to it): the sampler takes such a snapshot again,
- * and leaves live_lo 0 where every take fell below (preload/sampler.c,
- * BE_TAKES).
+ * below it: the sampler takes such a snapshot again, and leaves live_lo 0
+ * where every take fell below (preload/sampler.c, BE_TAKES); the others'
+ * are held to it as read.
  * live_hi is the ceiling: allocations counted by the end less frees
  * counted before the start. Between the two lie the live usable bytes at
  * every moment of the snapshot; a sample's own live bytes (counted just
