@@ -60,7 +60,7 @@ assert own and all(q["rss_bytes_max"] <= c["peak_rss_bytes"] for q in own), own
 PY
         r=$?
     fi
-    touch "$d/stop"
+    touch "$d/drop" "$d/fork" "$d/stop"   # whichever it waits for
     wait $pid || r=1
     [ $r -eq 0 ] || diag "$d/err"
     ok $r "$b: a fork child's peak RSS is its own, below its parent's, and its history holds none of its parent's above it"

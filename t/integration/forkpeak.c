@@ -1,9 +1,10 @@
 /* forkpeak: a fork child after its parent's RSS fell, for fork.sh: the
- * parent maps and touches 64 MiB (DIR/high, its pid), unmaps them on
- * DIR/drop (DIR/dropped), forks on DIR/fork; the child allocates a block
- * (which starts its sampler), writes DIR/child (its pid), and both exit on
- * DIR/stop. The child's peak RSS must be its own, below the parent's, and
- * its history must not hold the parent's higher RSS against it.
+ * parent allocates a block (which starts its sampler), maps and touches
+ * 64 MiB (DIR/high, its pid), unmaps them on DIR/drop (DIR/dropped), forks
+ * on DIR/fork; the child allocates a block (its sampler), writes DIR/child
+ * (its pid), and both exit on DIR/stop. The child's peak RSS must be its
+ * own, below the parent's, and its history must not hold the parent's
+ * higher RSS against it.
  * Usage: forkpeak DIR */
 #include "config.h"
 
@@ -22,6 +23,8 @@ int main(int argc, char **argv)
     if (argc != 2)
         return 2;
     snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+    /* a block, always tracked, to start the sampler */
+    void *volatile keep = malloc(4u << 20);
     char *m = mmap(NULL, HIGH, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)
         return 4;
@@ -46,5 +49,6 @@ int main(int argc, char **argv)
     int st;
     if (waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
         return 6;
+    free(keep);
     return 0;
 }
