@@ -194,6 +194,25 @@ static void fork_child_segment(void)
         for (unsigned t = 0; t < geo.ntiers; t++)
             tier_points[t][(history->heads[t] + k) % geo.tier_cap[t]].last.seq &= ~(uint64_t)1;
     }
+    /* The peak RSS is the child's own, from its first pass (as its peak
+     * of live bytes), and no point of its history holds a sample of its
+     * parent's: each tier's point under way at the fork, or that the
+     * parent's sampler began while the copy was made, is left behind as
+     * the parent's, and the child's first pass begins a point of its own.
+     * The copy is made in address order while the parent's sampler goes on:
+     * the series' peak, low in the segment, could be copied before a higher
+     * RSS reached the history, at its end (shimdump's check then found a
+     * point of the parent's above the peak, for the child's whole life). */
+    series->peak_rss = series->peak_rss_ns = 0;
+    for (unsigned t = 0; t < geo.ntiers; t++) {
+        uint64_t n = history->heads[t];
+        for (uint64_t k = 0; k < geo.tier_cap[t]; k++, n++) {
+            const struct seg_point *e = &tier_points[t][n % geo.tier_cap[t]];
+            if (e->number != n || e->samples == 0)
+                break;
+        }
+        history->heads[t] = n;
+    }
     /* Every counter slot, not only below cslots_high: a thread may have
      * claimed one and not yet raised it when the parent forked. And the
      * count of slots in use anew, for the same reason. */

@@ -244,7 +244,8 @@ struct seg_sample {
  * is stored with release by the sampler after the entry is complete. */
 struct seg_series {
     uint64_t head;
-    uint64_t peak_rss;
+    uint64_t peak_rss;         /* the highest sample's; 0: none yet (a fork child's
+                                  before its first pass: its own, not its parent's) */
     uint64_t peak_rss_ns;      /* CLOCK_REALTIME */
     uint64_t reserved[5];
     /* struct seg_sample entries[series_cap] follow */
@@ -273,7 +274,9 @@ struct seg_point {
  * until its span is complete, then stores heads[t] + 1 with release: a
  * reader finds up to cap - 1 complete points and the newest, partial one.
  * Each entry is written under its seqlock (last.seq); a reader keeps it
- * only when its `number` is the one it wanted. */
+ * only when its `number` is the one it wanted. A fork child moves heads[t]
+ * past its parent's point under way (lifecycle.c): that point, left short
+ * of its step, is not read, and no point mixes the two processes' samples. */
 struct seg_history {
     uint64_t heads[SEG_TIERS_MAX];
     uint64_t reserved[8 - SEG_TIERS_MAX];
