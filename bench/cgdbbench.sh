@@ -20,7 +20,8 @@
 # Usage: bench/cgdbbench.sh [SHORT LONG]   (reads; from the build directory)
 # Environment: DBBENCH_DB, DBBENCH_NUM, DBBENCH_CACHE as for bench/dbbench.sh;
 # BACKENDS ("glibc jemalloc tcmalloc"); RUNS (the shim's rows, bench/lib.sh's
-# cg_table: "off untracked stacks:0 by-counts default", and bytes:2m).
+# cg_table: "off untracked stacks:0 by-counts default", and bytes:2m); ROUNDS (1:
+# each backend's bare and rows measured that many times in turn).
 set -eu
 short=${1:-20000}
 long=${2:-80000}

@@ -18,7 +18,8 @@
 # Needs root, mariadb-server, mariadb-plugin-rocksdb, sysbench and valgrind.
 # Usage: bench/cgmyrocks.sh [SHORT LONG]   (queries; from the build directory)
 # Environment: CACHE (32M), BACKENDS ("glibc jemalloc tcmalloc"), RUNS (as
-# bench/cgdbbench.sh's),
+# bench/cgdbbench.sh's), ROUNDS (1; as bench/cgdbbench.sh's: 2 or more
+# for figures that compare, MariaDB's count moving between runs),
 # MDB_SB_TABLES (4), MDB_SB_ROWS (100000).
 set -u
 short=${1:-2000}

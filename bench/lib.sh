@@ -54,8 +54,14 @@ bare_lib() {
 # with what the shim adds and bare / run. Needs $shim, $libdir and $W/shm.
 # RUNS (environment) picks the shim's rows, in that order, among those and
 # bytes:2m (the default sampling with sample_bytes:2m, tcmalloc's mean).
+# ROUNDS (1) measures each backend's bare and rows that many times in turn,
+# each round's rows against its own bare: MariaDB's count moved by 2,400
+# instructions a query between runs of bench/cgmyrocks.sh on 2026-12-06,
+# and by some 60 within one run (bench/results/floor-2026-12-06.txt).
 cg_table() {
     for b in $backends; do
+      for round in $(seq "${ROUNDS:-1}"); do
+        if [ "${ROUNDS:-1}" -gt 1 ]; then echo "# $b, round $round"; fi
         x=$($1 "$(bare_lib $b)" "") || exit 1
         printf '%-9s %-20s %12s %8s %8s\n' $b bare "$x" "" ""
         rec="backend:$b,record:on,shm_dir:$W/shm,seed:1"
@@ -73,5 +79,6 @@ cg_table() {
                 "$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%+d", y - x }')" \
                 "$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%.4f", x / y }')"
         done
+      done
     done
 }
