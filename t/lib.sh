@@ -67,6 +67,19 @@ distcheck_light() {
     fi
 }
 
+# busy_loops N: N shell loops that keep the CPUs busy beside the test (a
+# loaded host), each ended after 600 s at most should the test be killed
+# before its EXIT trap runs; their pids in BUSY, killed at exit, before
+# $TMP is removed (kept with KEEPTMP set).
+BUSY=""
+busy_loops() {
+    for _i in $(seq "$1"); do
+        timeout 600 sh -c 'while :; do :; done' &
+        BUSY="$BUSY $!"
+    done
+    trap 'kill $BUSY 2>/dev/null; [ -n "${KEEPTMP:-}" ] || rm -rf "$TMP"' EXIT
+}
+
 # listening PID: until PID listens for captures (its sampler has started;
 # 60 s hang guard).
 listening() {

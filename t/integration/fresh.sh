@@ -16,12 +16,7 @@
 SD="$TOP_BUILDDIR/tools/shimdump"
 export NO_COLOR=1
 
-busy=""
-for i in 1 2; do
-    sh -c 'while :; do :; done' &
-    busy="$busy $!"
-done
-trap 'kill $busy 2>/dev/null; [ -n "${KEEPTMP:-}" ] || rm -rf "$TMP"' EXIT
+busy_loops 2
 
 cat >"$TMP/fresh.py" <<'PY'
 import json, sys
@@ -68,7 +63,7 @@ sys.exit(0 if d["series"] and d["series"][-1]["t"] - d["started_ns"] >= 6 * 10**
     kill $pid
     wait $pid 2>/dev/null
 done
-kill $busy 2>/dev/null
+kill $BUSY 2>/dev/null
 
 # A snapshot whose allocator figures were taken 10 s before it: each
 # output says so. And one of 32 samples whose last carries figures 31 s

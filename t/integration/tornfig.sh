@@ -13,12 +13,7 @@
 . "$TOP_SRCDIR/t/lib.sh"
 
 SD="$TOP_BUILDDIR/tools/shimdump"
-busy=""
-for i in 1 2; do
-    sh -c 'while :; do :; done' &
-    busy="$busy $!"
-done
-trap 'kill $busy 2>/dev/null; rm -rf "$TMP"' EXIT
+busy_loops 2
 
 cat >"$TMP/torn.py" <<'PY'
 # torn.py SNAPSHOT.JSON: the figures are never below their floor; prints
@@ -67,5 +62,5 @@ sys.exit(len(d["series"]) < 300)' "$d/s.json" && r=0 && break
     out=$(python3 "$TMP/torn.py" "$d/s.json" 2>&1)
     ok $? "$b: no sample's in-use figure below its floor ($out)" || echo "$out" | diag
 done
-kill $busy 2>/dev/null
+kill $BUSY 2>/dev/null
 done_testing
